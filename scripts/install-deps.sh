@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpunfv needs, only those missing (needs root or sudo).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
+      libcli11-dev libgtest-dev tshark python3-pytest python3-scapy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "gpunfv: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null

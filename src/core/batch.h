@@ -1,0 +1,108 @@
+// Packet batches: struct-of-arrays, packet bytes in fixed-stride slots, per-packet metadata in
+// parallel arrays. BatchView is the trivially copyable view NF code gets (host or device
+// memory); Batch owns host memory and is allocated once from a BatchPool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+
+#include "core/compat.h"
+#include "core/drop_reason.h"
+#include "core/iso_span.h"
+#include "core/packet_headers.h"
+
+namespace gpunfv {
+
+inline constexpr uint16_t kNoPort = 0xFFFF;
+// next_nf value of a packet that finished its chain (or never entered one).
+inline constexpr uint8_t kChainDone = 0xFF;
+
+struct BatchView {
+  uint32_t count = 0;     // packets in the batch
+  uint32_t capacity = 0;  // slots
+  uint32_t stride = 0;    // bytes per slot
+  IsoSpan<uint8_t> data;  // capacity * stride bytes
+  IsoSpan<uint16_t> len;  // frame length in bytes (may exceed stride: then dropped as oversize)
+  IsoSpan<uint16_t> port;      // ingress port id
+  IsoSpan<uint16_t> out_port;  // egress port id, kNoPort until an NF chooses one
+  IsoSpan<uint8_t> next_nf;    // position in the chain of the next NF to run
+  IsoSpan<uint8_t> verdict;    // DropReason; none while the packet is alive
+  IsoSpan<PacketHeaders> headers;
+  IsoSpan<uint32_t> flow_hash;
+  IsoSpan<uint64_t> seq;       // sequence number per ingress port
+  IsoSpan<uint64_t> rx_ns;     // ingress time (monotonic clock, ns) for latency
+  IsoSpan<uint64_t> wire_ns;   // capture timestamp (UNIX ns), written back on tx
+};
+static_assert(std::is_trivially_copyable_v<BatchView>);
+
+// One packet of a batch, as an NF sees it: everything goes through the batch's IsoSpans.
+class PacketRef {
+ public:
+  GPUNFV_HD PacketRef(const BatchView& b, uint32_t i) : b_(b), i_(i) {}
+  GPUNFV_HD uint32_t index() const { return i_; }
+  GPUNFV_HD uint16_t length() const { return b_.len[i_]; }
+  GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
+  // The frame's bytes (length() of them).
+  GPUNFV_HD IsoSpan<uint8_t> frame() const {
+    return b_.data.subspan(size_t(i_) * b_.stride, b_.len[i_]);
+  }
+  // The whole slot, for NFs that grow the packet (encapsulation).
+  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(size_t(i_) * b_.stride, b_.stride); }
+  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
+  GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
+  GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
+  GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
+  GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
+  GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
+
+ private:
+  const BatchView& b_;
+  uint32_t i_;
+};
+
+// Memory of one batch's arrays, laid out in one allocation. The same layout is used for host
+// and device copies, so a transfer is a copy of the arrays' first `count` elements.
+struct BatchLayout {
+  uint32_t capacity = 0;
+  uint32_t stride = 0;
+  size_t off_data = 0, off_len = 0, off_port = 0, off_out_port = 0, off_next_nf = 0,
+         off_verdict = 0, off_headers = 0, off_flow_hash = 0, off_seq = 0, off_rx_ns = 0,
+         off_wire_ns = 0, bytes = 0;
+
+  static BatchLayout make(uint32_t capacity, uint32_t stride);
+  BatchView view(uint8_t* base, uint32_t count) const;
+};
+
+enum class MemoryKind { host, host_pinned };
+
+// Owning host batch. Pinned memory when the GPU backend will copy it.
+class Batch {
+ public:
+  Batch(uint32_t capacity, uint32_t stride, MemoryKind kind);
+  ~Batch();
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  const BatchLayout& layout() const { return layout_; }
+  uint32_t capacity() const { return layout_.capacity; }
+  uint32_t stride() const { return layout_.stride; }
+  uint32_t count() const { return count_; }
+  void set_count(uint32_t n) { count_ = n; }
+  BatchView view() const { return layout_.view(base_, count_); }
+  uint8_t* base() const { return base_; }
+
+  // Batch-level bookkeeping used by executors.
+  uint64_t batch_seq = 0;   // order of the batch at ingress (egress restores it)
+  uint16_t chain = 0;       // chain the batch belongs to
+  uint64_t ingress_ns = 0;  // when the batch was handed to processing
+
+ private:
+  BatchLayout layout_;
+  MemoryKind kind_;
+  uint8_t* base_ = nullptr;
+  uint32_t count_ = 0;
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,102 @@
+#include "core/config_node.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace gpunfv {
+
+ConfigNode ConfigNode::operator[](const std::string& key) const {
+  if (!node_.IsMap()) fail("expected a map with key '" + key + "'");
+  YAML::Node child = node_[key];
+  if (!child) fail("missing key '" + key + "'");
+  return ConfigNode(child, file_);
+}
+
+std::optional<ConfigNode> ConfigNode::get(const std::string& key) const {
+  if (!node_.IsMap()) return std::nullopt;
+  YAML::Node child = node_[key];
+  if (!child || child.IsNull()) return std::nullopt;
+  return ConfigNode(child, file_);
+}
+
+std::vector<ConfigNode> ConfigNode::items() const {
+  if (!node_.IsSequence()) fail("expected a list");
+  std::vector<ConfigNode> out;
+  for (const auto& n : node_) out.emplace_back(n, file_);
+  return out;
+}
+
+std::string ConfigNode::as_string() const {
+  if (!node_.IsScalar()) fail("expected a single value");
+  return node_.Scalar();
+}
+
+int64_t ConfigNode::as_int(int64_t min, int64_t max) const {
+  std::string s = as_string();
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(s, &used, 0);
+  } catch (...) {
+    fail("'" + s + "' is not an integer");
+  }
+  if (used != s.size()) fail("'" + s + "' is not an integer");
+  if (v < min || v > max)
+    fail("value " + s + " out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return v;
+}
+
+double ConfigNode::as_double() const {
+  std::string s = as_string();
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    fail("'" + s + "' is not a number");
+  }
+  if (used != s.size()) fail("'" + s + "' is not a number");
+  return v;
+}
+
+bool ConfigNode::as_bool() const {
+  std::string s = as_string();
+  if (s == "true" || s == "on" || s == "yes") return true;
+  if (s == "false" || s == "off" || s == "no") return false;
+  fail("'" + s + "' is not a boolean (true/false, on/off)");
+}
+
+std::string ConfigNode::str_or(const std::string& key, const std::string& dflt) const {
+  auto n = get(key);
+  return n ? n->as_string() : dflt;
+}
+
+int64_t ConfigNode::int_or(const std::string& key, int64_t dflt, int64_t min, int64_t max) const {
+  auto n = get(key);
+  return n ? n->as_int(min, max) : dflt;
+}
+
+std::string ConfigNode::resolve_path(const std::string& p) const {
+  namespace fs = std::filesystem;
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  fs::path base = fs::path(file_).parent_path();
+  return (base / p).lexically_normal().string();
+}
+
+std::string ConfigNode::path(const std::string& key) const { return resolve_path(str(key)); }
+
+void ConfigNode::only_keys(std::initializer_list<const char*> allowed) const {
+  if (!node_.IsMap()) fail("expected a map");
+  for (const auto& kv : node_) {
+    std::string k = kv.first.Scalar();
+    bool ok = std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; });
+    if (!ok) {
+      std::string list;
+      for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+      throw ConfigError(gpunfv::where(file_, kv.first.Mark().line + 1),
+                        "unknown key '" + k + "' (expected one of: " + list + ")");
+    }
+  }
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,56 @@
+// A YAML node that knows its file and line, so every configuration error can name them.
+// Thin wrapper over yaml-cpp; all NF and port parsers read their keys through it.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace gpunfv {
+
+class ConfigNode {
+ public:
+  ConfigNode(YAML::Node node, std::string file) : node_(std::move(node)), file_(std::move(file)) {}
+
+  const std::string& file() const { return file_; }
+  long line() const { return node_.Mark().line >= 0 ? node_.Mark().line + 1 : 0; }
+  std::string where() const { return gpunfv::where(file_, line()); }
+  [[noreturn]] void fail(const std::string& what) const { throw ConfigError(where(), what); }
+
+  bool has(const std::string& key) const { return node_.IsMap() && node_[key]; }
+  ConfigNode operator[](const std::string& key) const;  // must exist
+  std::optional<ConfigNode> get(const std::string& key) const;
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+  std::vector<ConfigNode> items() const;  // elements of a sequence (fails otherwise)
+
+  std::string as_string() const;
+  int64_t as_int(int64_t min, int64_t max) const;
+  double as_double() const;
+  bool as_bool() const;
+
+  std::string str(const std::string& key) const { return (*this)[key].as_string(); }
+  std::string str_or(const std::string& key, const std::string& dflt) const;
+  int64_t int_or(const std::string& key, int64_t dflt, int64_t min, int64_t max) const;
+
+  // Resolves a path given in the config relative to the config file's folder.
+  std::string path(const std::string& key) const;
+  std::string resolve_path(const std::string& p) const;
+
+  // Fails on keys of a map that are not in `allowed` (catches typos such as `rotes:`).
+  void only_keys(std::initializer_list<const char*> allowed) const;
+
+  const YAML::Node& yaml() const { return node_; }
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+};
+
+}  // namespace gpunfv

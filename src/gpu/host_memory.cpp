@@ -1,0 +1,27 @@
+#include "gpu/host_memory.h"
+
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace gpunfv {
+
+void* host_alloc_pinned(size_t bytes) {
+#if GPUNFV_HAVE_CUDA
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess) return p;
+  cudaGetLastError();  // clear the sticky error of a machine without a device
+#endif
+  (void)bytes;
+  return nullptr;
+}
+
+void host_free_pinned(void* p) {
+#if GPUNFV_HAVE_CUDA
+  if (p) cudaFreeHost(p);
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace gpunfv

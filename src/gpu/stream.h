@@ -1,0 +1,15 @@
+// A CUDA stream and the launch shape an NF kernel should use on it (its SM share: the number
+// of blocks the scheduler allows; later issues size it per NF).
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace gpunfv {
+
+struct GpuStream {
+  cudaStream_t stream = nullptr;
+  int max_blocks = 0;          // upper bound on the grid; 0 = as many as the batch needs
+  int threads_per_block = 256;
+};
+
+}  // namespace gpunfv

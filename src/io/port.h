@@ -1,0 +1,54 @@
+// Ports: where packets enter and leave gpunfv. A port has an rx side (a source of frames),
+// a tx side (a sink), or both. Ports are driven by the executor's I/O threads: rx_burst and
+// tx are never called concurrently on one port side.
+//
+// Errors: constructors throw ConfigError (bad keys, missing files); rx/tx never throw on bad
+// packets: an oversized frame is delivered with its true length and dropped later as
+// `oversize`; a frame that cannot be written is counted by the caller as `port_tx_error`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/batch.h"
+
+namespace gpunfv {
+
+class Port {
+ public:
+  Port(std::string name, uint16_t id) : name_(std::move(name)), id_(id) {}
+  virtual ~Port() = default;
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  const std::string& name() const { return name_; }
+  uint16_t id() const { return id_; }
+  virtual std::string_view type() const = 0;
+  virtual bool has_rx() const = 0;
+  virtual bool has_tx() const = 0;
+
+  // Appends up to `max` frames to `b` starting at slot b.count(): copies min(len, stride)
+  // bytes into the slot and sets len, port (this port's id), wire_ns; then raises b.count().
+  // Returns how many were appended; 0 with rx_done() true means the source is exhausted;
+  // 0 otherwise means nothing is ready yet (pacing).
+  virtual uint32_t rx_burst(Batch& b, uint32_t max) = 0;
+  virtual bool rx_done() const = 0;
+
+  // Sends frame i of `b` (len[i] bytes, timestamp wire_ns[i]). False if it could not be sent.
+  virtual bool tx(const BatchView& b, uint32_t i) = 0;
+  virtual void flush() {}
+
+  // Largest frame rx will deliver, so the executor can size batch slots.
+  virtual uint32_t max_frame_bytes() const { return 1518; }
+
+  // One line for the startup summary ("pcap rx=trace.pcap tx=out.pcap").
+  virtual std::string describe() const = 0;
+
+ private:
+  std::string name_;
+  uint16_t id_;
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,28 @@
+// The framework's per-packet driver on the CPU: one source, the NF's __host__ __device__
+// function `Fn(view, PacketRef) -> DropReason`, applied to the packets that are at this NF.
+// The GPU twin is gpu/per_packet_kernel.cuh; both keep the same rule for next_nf and verdict.
+#pragma once
+
+#include "core/batch.h"
+
+namespace gpunfv {
+
+// Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop.
+template <typename View, typename Fn>
+GPUNFV_HD GPUNFV_FORCEINLINE void step_packet(const BatchView& b, uint32_t i, uint8_t position,
+                                              const View& view, Fn fn) {
+  if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return;
+  DropReason r = fn(view, PacketRef(b, i));
+  if (r == DropReason::none)
+    b.next_nf[i] = static_cast<uint8_t>(position + 1);
+  else
+    b.verdict[i] = static_cast<uint8_t>(r);
+}
+
+template <typename View, typename Fn>
+void run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
+                        const View& view, Fn fn) {
+  for (uint32_t i = begin; i < end; ++i) step_packet(b, i, position, view, fn);
+}
+
+}  // namespace gpunfv
