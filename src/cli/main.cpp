@@ -1,2 +1,108 @@
-// Placeholder while the CLI is written (replaced in this session).
-int main() { return 0; }
+// gpunfv: run chains of network functions on a GPU (or the CPU) over real traffic.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "chain/executor.h"
+#include "chain/nf_factory.h"
+#include "chain/runtime_config.h"
+#include "core/error.h"
+#include "telemetry/report.h"
+
+#if GPUNFV_HAVE_CUDA
+#include "gpu/cuda_check.h"
+#endif
+
+namespace {
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitConfig = 2;
+
+int cmd_run(const std::string& config, const std::string& backend_name, const std::string& report,
+            double duration, bool quiet) {
+  using namespace gpunfv;
+  RuntimeConfig rc = load_runtime_config(config);
+  RunOptions opt;
+  opt.backend = backend_name == "gpu" ? Backend::gpu : Backend::cpu;
+  opt.duration_s = duration;
+  opt.progress = quiet ? nullptr : stderr;
+
+  if (!quiet) {
+    std::fprintf(stderr, "gpunfv: %s, %zu port(s), %zu NF(s), %zu chain(s)\n", config.c_str(),
+                 rc.ports.size(), rc.nfs.size(), rc.chains.size());
+    for (const auto& p : rc.ports)
+      std::fprintf(stderr, "  port %s: %s\n", p->name().c_str(), p->describe().c_str());
+    for (const auto& n : rc.nfs) std::fprintf(stderr, "  %s\n", n->describe().c_str());
+    for (const auto& c : rc.chains) {
+      std::string path;
+      for (uint16_t nf : c.path) path += " -> " + rc.nfs[nf]->name();
+      std::fprintf(stderr, "  chain %s: %s%s%s\n", c.name.c_str(), rc.ports[c.from]->name().c_str(),
+                   path.c_str(),
+                   c.to != kNoPort ? (" -> " + rc.ports[c.to]->name()).c_str() : " -> (NF choice)");
+    }
+  }
+  RunStats stats = run(rc, opt);
+  std::fputs(summary_table(stats).c_str(), stdout);
+  if (!report.empty()) {
+    std::ofstream out(report);
+    if (!out) throw ConfigError(report, "cannot write the report");
+    out << report_json(stats).dump(2) << "\n";
+  }
+  return stats.accounting_errors().empty() ? 0 : kExitRuntime;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpunfv runs chains of network functions (router, ...) on a GPU shared by the NFs,\n"
+      "or on the CPU with the same NF code. Packets enter from ports (pcap files, a traffic\n"
+      "generator), cross the chain, and leave on ports; every packet is transmitted or\n"
+      "dropped with a named reason."};
+  app.require_subcommand(1);
+  app.footer("Examples:\n  gpunfv run examples/router.yaml\n"
+             "  gpunfv run examples/router-generator.yaml --backend gpu --duration 10 --report r.json");
+
+  std::string config, backend = "cpu", report;
+  double duration = 0;
+  bool quiet = false;
+  CLI::App* run = app.add_subcommand("run", "Run the chains of a YAML configuration");
+  run->add_option("config", config, "Chain configuration (ports:, nfs:, chains:)")->required();
+  run->add_option("--backend", backend, "Where NFs run: cpu or gpu")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+  run->add_option("--report", report, "Write a JSON report (counters, drops, latency) to FILE");
+  run->add_option("--duration", duration, "Stop after S seconds (default: when inputs end)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_flag("-q,--quiet", quiet, "No startup summary or progress lines");
+
+  app.add_subcommand("version", "Print the version and build options")->callback([] {
+    fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",
+               gpunfv::known_nf_types());
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitConfig;
+  }
+  if (!run->parsed()) return 0;
+  try {
+    return cmd_run(config, backend, report, duration, quiet);
+  } catch (const gpunfv::ConfigError& e) {
+    std::fprintf(stderr, "gpunfv: error: %s\n", e.what());
+    return kExitConfig;
+#if GPUNFV_HAVE_CUDA
+  } catch (const gpunfv::GpuError& e) {
+    std::fprintf(stderr, "gpunfv: GPU error: %s\n", e.what());
+    return kExitRuntime;
+#endif
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpunfv: error: %s\n", e.what());
+    return kExitRuntime;
+  }
+}

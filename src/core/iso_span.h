@@ -54,7 +54,10 @@ class IsoSpan {
   }
 
   // Read-only view of the same memory.
-  GPUNFV_HD operator IsoSpan<const T>() const { return IsoSpan<const T>(base_, size_); }
+  template <typename U = T, typename = std::enable_if_t<!std::is_const_v<U>>>
+  GPUNFV_HD operator IsoSpan<const U>() const {
+    return IsoSpan<const U>(base_, size_);
+  }
 
   // Raw access for the framework (memcpy, DMA); NF code must not call it.
   GPUNFV_HD T* framework_data() const { return base_; }

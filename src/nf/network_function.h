@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/batch.h"
 
@@ -44,6 +45,9 @@ class NetworkFunction {
   virtual void process_gpu(const BatchView& device_batch, uint8_t position,
                            const GpuStream& stream) const = 0;
 #endif
+
+  // Ports this NF may send packets to (validated to have a tx side at load time).
+  virtual std::vector<uint16_t> egress_ports() const { return {}; }
 
   // Runtime command (`gpunfv` control surface): returns a human-readable answer.
   virtual std::string command(std::string_view cmd) const;

@@ -1,0 +1,278 @@
+#include "chain/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "chain/processing_stage.h"
+#include "core/blocking_queue.h"
+#include "core/clock.h"
+#include "telemetry/report.h"
+
+namespace gpunfv {
+
+namespace {
+
+uint32_t choose_stride(const RuntimeConfig& rc) {
+  if (rc.settings.slot_bytes) return rc.settings.slot_bytes;
+  uint32_t largest = 64;
+  for (const auto& p : rc.ports)
+    if (p->has_rx()) largest = std::max(largest, p->max_frame_bytes());
+  return std::min<uint32_t>((largest + 63) / 64 * 64, 65536 - 64);
+}
+
+uint32_t choose_workers(const RuntimeConfig& rc) {
+  if (rc.settings.workers) return rc.settings.workers;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // Ingress and egress threads take a core each where there are enough.
+  return cores > 3 ? cores - 2 : 1;
+}
+
+class Pipeline {
+ public:
+  Pipeline(RuntimeConfig& rc, const RunOptions& opt) : rc_(rc), opt_(opt) {
+    stride_ = choose_stride(rc);
+    stats_.config_file = rc.file;
+    stats_.backend = opt.backend == Backend::gpu ? "gpu" : "cpu";
+    for (const auto& p : rc.ports) {
+      stats_.ports.push_back(std::make_unique<PortCounters>());
+      stats_.ports.back()->name = p->name();
+    }
+    for (const auto& nf : rc.nfs) {
+      NfCounters c;
+      c.name = nf->name();
+      c.type = std::string(nf->type());
+      stats_.nfs.push_back(c);
+    }
+    for (auto& nf : rc.nfs) nf->prepare(opt.backend);
+
+    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
+    for (uint32_t i = 0; i < rc.settings.batches; ++i) {
+      batches_.push_back(std::make_unique<Batch>(rc.settings.batch_size, stride_, mem));
+      free_.push(batches_.back().get());
+    }
+    if (opt.backend == Backend::gpu) {
+#if GPUNFV_HAVE_CUDA
+      stage_ = make_gpu_stage(rc, rc.settings.batch_size, stride_);
+#else
+      throw std::runtime_error("this build has no CUDA backend (nvcc was not found at build time)");
+#endif
+    } else {
+      stage_ = make_cpu_stage(rc, choose_workers(rc));
+    }
+    stats_.backend_detail = stage_->describe() + ", batch " +
+                            std::to_string(rc.settings.batch_size) + " x " +
+                            std::to_string(stride_) + " B slots";
+    next_seq_.assign(rc.chains.size(), 0);
+    pending_.resize(rc.chains.size());
+  }
+
+  RunStats run() {
+    t0_ = monotonic_ns();
+    if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
+    stage_->start([this](Batch* b) { finished_.push(b); });
+    std::thread egress([this] { egress_loop(); });
+    std::vector<std::thread> ingress;
+    for (size_t c = 0; c < rc_.chains.size(); ++c) ingress.emplace_back([this, c] { ingress_loop(c); });
+    std::thread progress;
+    if (opt_.progress) progress = std::thread([this] { progress_loop(); });
+
+    for (auto& t : ingress) t.join();
+    stage_->stop();
+    finished_.close();
+    egress.join();
+    for (auto& p : rc_.ports)
+      if (p->has_tx()) p->flush();
+    stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
+    done_ = true;
+    if (progress.joinable()) progress.join();
+    return std::move(stats_);
+  }
+
+ private:
+  bool past_deadline(uint64_t now) const { return deadline_ && now >= deadline_; }
+
+  void ingress_loop(size_t chain_index) {
+    const Chain& chain = rc_.chains[chain_index];
+    Port& port = *rc_.ports[chain.from];
+    PortCounters& pc = *stats_.ports[chain.from];
+    const uint64_t timeout_ns = uint64_t(rc_.settings.batch_timeout_us) * 1000;
+    uint64_t batch_seq = 0, pkt_seq = 0;
+    for (;;) {
+      if (port.rx_done() || past_deadline(monotonic_ns())) break;
+      std::optional<Batch*> got;
+      while (!(got = free_.pop_for(std::chrono::milliseconds(10))))
+        if (past_deadline(monotonic_ns())) break;
+      if (!got) break;
+      Batch* b = *got;
+      b->set_count(0);
+      uint64_t first_ns = 0;
+      const uint32_t cap = b->capacity();
+      while (b->count() < cap) {
+        uint32_t before = b->count();
+        uint32_t n = port.rx_burst(*b, cap - before);
+        uint64_t now = monotonic_ns();
+        if (n > 0) {
+          BatchView v = b->view();
+          uint64_t bytes = 0;
+          for (uint32_t i = before; i < before + n; ++i) {
+            v.rx_ns[i] = now;
+            v.seq[i] = pkt_seq++;
+            bytes += v.len[i];
+          }
+          pc.rx_packets.fetch_add(n, std::memory_order_relaxed);
+          pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+          if (!first_ns) first_ns = now;
+          continue;
+        }
+        if (port.rx_done() || past_deadline(now)) break;
+        if (first_ns && now - first_ns >= timeout_ns) break;
+        std::this_thread::yield();
+      }
+      if (b->count() == 0) {
+        free_.push(b);
+        continue;
+      }
+      b->chain = static_cast<uint16_t>(chain_index);
+      b->batch_seq = batch_seq++;
+      b->ingress_ns = first_ns;
+      in_flight_.fetch_add(1);
+      stage_->submit(b);
+    }
+  }
+
+  void egress_loop() {
+    for (;;) {
+      auto got = finished_.pop_for(std::chrono::milliseconds(10));
+      if (!got) {
+        if (finished_.closed_and_empty()) break;
+        continue;
+      }
+      Batch* b = *got;
+      auto& pend = pending_[b->chain];
+      pend.emplace(b->batch_seq, b);
+      // Transmit in ingress order: a batch waits for the ones received before it.
+      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[b->chain];
+           it = pend.erase(it)) {
+        transmit(*it->second);
+        ++next_seq_[b->chain];
+        free_.push(it->second);
+        in_flight_.fetch_sub(1);
+      }
+    }
+  }
+
+  void transmit(Batch& batch) {
+    const Chain& chain = rc_.chains[batch.chain];
+    const BatchView v = batch.view();
+    PortCounters& in_pc = *stats_.ports[chain.from];
+    const size_t path_len = chain.path.size();
+    uint64_t reached_at[256] = {};
+    DropCounts nf_drops_at_pos[4];  // small chains counted without allocation
+    std::vector<DropCounts> nf_drops_long(path_len > 4 ? path_len : 0);
+    auto nf_drops = [&](size_t pos) -> DropCounts& {
+      return path_len > 4 ? nf_drops_long[pos] : nf_drops_at_pos[pos];
+    };
+    uint64_t forwarded = 0, dropped = 0;
+    const uint64_t now = monotonic_ns();
+    for (uint32_t i = 0; i < v.count; ++i) {
+      auto reason = static_cast<DropReason>(v.verdict[i]);
+      uint8_t pos = v.next_nf[i];
+      if (pos != kChainDone) {
+        ++reached_at[pos];
+        if (reason != DropReason::none) nf_drops(pos).add(reason);
+      }
+      if (reason == DropReason::none) {
+        uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
+        if (eg == kNoPort || eg >= rc_.ports.size()) {
+          reason = DropReason::no_egress;
+        } else if (!rc_.ports[eg]->tx(v, i)) {
+          reason = DropReason::port_tx_error;
+        } else {
+          PortCounters& out = *stats_.ports[eg];
+          out.tx_packets.fetch_add(1, std::memory_order_relaxed);
+          out.tx_bytes.fetch_add(v.len[i], std::memory_order_relaxed);
+          stats_.latency.record(now - v.rx_ns[i]);
+          ++forwarded;
+          continue;
+        }
+      }
+      in_pc.dropped.add(reason);
+      ++dropped;
+    }
+    in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
+    in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
+    // NF k saw every packet that reached position k or beyond.
+    uint64_t reached_k_or_more = 0;
+    for (size_t k = path_len + 1; k-- > 0;) {
+      reached_k_or_more += reached_at[k];
+      if (k == path_len) continue;
+      NfCounters& nc = stats_.nfs[chain.path[k]];
+      DropCounts& d = nf_drops(k);
+      uint64_t drops = d.total();
+      nc.in += reached_k_or_more;
+      nc.out += reached_k_or_more - drops;
+      for (int r = 0; r < kDropReasonCount; ++r) nc.drops.by_reason[r] += d.by_reason[r];
+    }
+  }
+
+  void progress_loop() {
+    uint64_t last_rx = 0, last_tx = 0, last_rxb = 0, last_txb = 0;
+    uint64_t last_t = t0_;
+    while (!done_) {
+      for (int i = 0; i < 20 && !done_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (done_) break;
+      uint64_t now = monotonic_ns();
+      ProgressSample s;
+      s.elapsed_s = (now - t0_) / 1e9;
+      double dt = (now - last_t) / 1e9;
+      uint64_t rx = 0, tx = 0, rxb = 0, txb = 0, dr = 0;
+      for (const auto& p : stats_.ports) {
+        rx += p->rx_packets;
+        tx += p->tx_packets;
+        rxb += p->rx_bytes;
+        txb += p->tx_bytes;
+        dr += p->dropped_total;
+      }
+      s.rx_pps = (rx - last_rx) / dt;
+      s.tx_pps = (tx - last_tx) / dt;
+      s.rx_bps = (rxb - last_rxb) * 8 / dt;
+      s.tx_bps = (txb - last_txb) * 8 / dt;
+      s.rx_total = rx;
+      s.tx_total = tx;
+      s.dropped_total = dr;
+      s.in_flight = in_flight_.load();
+      s.batches = rc_.settings.batches;
+      std::fputs(format_progress(s).c_str(), opt_.progress);
+      std::fflush(opt_.progress);
+      last_rx = rx, last_tx = tx, last_rxb = rxb, last_txb = txb, last_t = now;
+    }
+  }
+
+  RuntimeConfig& rc_;
+  RunOptions opt_;
+  uint32_t stride_ = 0;
+  RunStats stats_;
+  std::vector<std::unique_ptr<Batch>> batches_;
+  BlockingQueue<Batch*> free_;
+  BlockingQueue<Batch*> finished_;
+  std::unique_ptr<ProcessingStage> stage_;
+  std::vector<uint64_t> next_seq_;
+  std::vector<std::map<uint64_t, Batch*>> pending_;
+  std::atomic<uint32_t> in_flight_{0};
+  std::atomic<bool> done_{false};
+  uint64_t t0_ = 0, deadline_ = 0;
+};
+
+}  // namespace
+
+RunStats run(RuntimeConfig& rc, const RunOptions& opt) {
+  Pipeline p(rc, opt);
+  return p.run();
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,184 @@
+// GPU processing stage: each batch is copied to the device once (pinned host memory, one
+// stream per in-flight slot so copies of one batch overlap kernels of another), classified and
+// run through its chain's NF kernels there, and copied back once. Only indices and metadata
+// move between NFs; later issues keep batches resident across ingress and egress too.
+#include <atomic>
+#include <cstdio>
+#include <deque>
+#include <thread>
+
+#include "chain/classify.h"
+#include "chain/processing_stage.h"
+#include "core/blocking_queue.h"
+#include "gpu/cuda_check.h"
+#include "gpu/device_buffer.h"
+#include "gpu/stream.h"
+
+namespace gpunfv {
+
+__global__ void classify_kernel(BatchView b) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
+    classify_packet(b, i);
+}
+
+void launch_chain_gpu(const RuntimeConfig& rc, const Chain& chain, const BatchView& dv,
+                      cudaStream_t st) {
+  if (dv.count == 0) return;
+  GpuStream gs{st, 0, 256};
+  int blocks = static_cast<int>((dv.count + 255) / 256);
+  classify_kernel<<<blocks, 256, 0, st>>>(dv);
+  GPUNFV_CUDA(cudaGetLastError());
+  for (size_t pos = 0; pos < chain.path.size(); ++pos)
+    rc.nfs[chain.path[pos]]->process_gpu(dv, static_cast<uint8_t>(pos), gs);
+}
+
+namespace {
+
+class GpuStage final : public ProcessingStage {
+ public:
+  GpuStage(const RuntimeConfig& rc, uint32_t capacity, uint32_t stride)
+      : rc_(rc), layout_(BatchLayout::make(capacity, stride)) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      throw GpuError("no CUDA device is available (use --backend cpu)");
+    }
+    GPUNFV_CUDA(cudaSetDevice(0));
+    cudaDeviceProp prop{};
+    GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
+    device_name_ = prop.name;
+    slots_.resize(rc.settings.gpu_in_flight);
+    for (Slot& s : slots_) {
+      s.dev.allocate(layout_.bytes);
+      GPUNFV_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+      GPUNFV_CUDA(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+    }
+  }
+  ~GpuStage() override {
+    stop();
+    for (Slot& s : slots_) {
+      cudaEventDestroy(s.done);
+      cudaStreamDestroy(s.stream);
+    }
+  }
+
+  void start(Done done) override {
+    done_ = std::move(done);
+    launcher_ = std::thread([this] { launch_loop(); });
+  }
+  void submit(Batch* b) override { queue_.push(b); }
+  void stop() override {
+    queue_.close();
+    if (launcher_.joinable()) launcher_.join();
+  }
+  std::string describe() const override {
+    return "gpu backend on " + device_name_ + ", " + std::to_string(slots_.size()) +
+           " batches in flight";
+  }
+
+ private:
+  struct Slot {
+    DeviceBuffer<uint8_t> dev;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    Batch* batch = nullptr;
+  };
+
+  template <typename T>
+  static void copy_array(uint8_t* dst_base, const uint8_t* src_base, size_t off, uint32_t n,
+                         cudaMemcpyKind kind, cudaStream_t st) {
+    GPUNFV_CUDA(cudaMemcpyAsync(dst_base + off, src_base + off, sizeof(T) * n, kind, st));
+  }
+
+  void issue(Slot& s, Batch* b) {
+    s.batch = b;
+    const uint32_t n = b->count();
+    uint8_t* dev = s.dev.data();
+    const uint8_t* host = b->base();
+    cudaStream_t st = s.stream;
+    const auto h2d = cudaMemcpyHostToDevice;
+    GPUNFV_CUDA(cudaMemcpyAsync(dev + layout_.off_data, host + layout_.off_data,
+                                size_t(n) * layout_.stride, h2d, st));
+    copy_array<uint16_t>(dev, host, layout_.off_len, n, h2d, st);
+    copy_array<uint16_t>(dev, host, layout_.off_port, n, h2d, st);
+
+    launch_chain_gpu(rc_, rc_.chains[b->chain], layout_.view(dev, n), st);
+
+    const auto d2h = cudaMemcpyDeviceToHost;
+    uint8_t* hostw = b->base();
+    GPUNFV_CUDA(cudaMemcpyAsync(hostw + layout_.off_data, dev + layout_.off_data,
+                                size_t(n) * layout_.stride, d2h, st));
+    copy_array<uint16_t>(hostw, dev, layout_.off_len, n, d2h, st);
+    copy_array<uint16_t>(hostw, dev, layout_.off_out_port, n, d2h, st);
+    copy_array<uint8_t>(hostw, dev, layout_.off_next_nf, n, d2h, st);
+    copy_array<uint8_t>(hostw, dev, layout_.off_verdict, n, d2h, st);
+    copy_array<PacketHeaders>(hostw, dev, layout_.off_headers, n, d2h, st);
+    copy_array<uint32_t>(hostw, dev, layout_.off_flow_hash, n, d2h, st);
+    GPUNFV_CUDA(cudaEventRecord(s.done, st));
+  }
+
+  void complete(Slot& s) {
+    GPUNFV_CUDA(cudaEventSynchronize(s.done));
+    Batch* b = s.batch;
+    s.batch = nullptr;
+    done_(b);
+  }
+
+  void launch_loop() {
+    try {
+      GPUNFV_CUDA(cudaSetDevice(0));
+      std::deque<size_t> in_flight;  // slot indices, oldest first
+      const size_t n_slots = slots_.size();
+      for (;;) {
+        auto b = queue_.pop_for(in_flight.empty() ? std::chrono::microseconds(10000)
+                                                  : std::chrono::microseconds(20));
+        if (b) {
+          if (in_flight.size() == n_slots) {
+            complete(slots_[in_flight.front()]);
+            in_flight.pop_front();
+          }
+          size_t slot = in_flight.empty() ? next_free_ : (in_flight.back() + 1) % n_slots;
+          issue(slots_[slot], *b);
+          in_flight.push_back(slot);
+          continue;
+        }
+        // Nothing new: hand back whatever the GPU has finished, oldest first.
+        while (!in_flight.empty() && cudaEventQuery(slots_[in_flight.front()].done) == cudaSuccess) {
+          next_free_ = (in_flight.front() + 1) % n_slots;
+          complete(slots_[in_flight.front()]);
+          in_flight.pop_front();
+        }
+        if (queue_.closed_and_empty()) {
+          while (!in_flight.empty()) {
+            complete(slots_[in_flight.front()]);
+            in_flight.pop_front();
+          }
+          break;
+        }
+      }
+    } catch (const std::exception& e) {
+      // A CUDA failure (e.g. an NF tripped an IsoSpan bound) leaves batches on the device:
+      // stop loudly instead of reporting packets that were never accounted.
+      std::fprintf(stderr, "gpunfv: GPU error: %s\n", e.what());
+      std::_Exit(1);
+    }
+  }
+
+  const RuntimeConfig& rc_;
+  BatchLayout layout_;
+  std::string device_name_;
+  std::vector<Slot> slots_;
+  size_t next_free_ = 0;
+  Done done_;
+  BlockingQueue<Batch*> queue_;
+  std::thread launcher_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, uint32_t capacity,
+                                                uint32_t stride) {
+  return std::make_unique<GpuStage>(rc, capacity, stride);
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,45 @@
+// The backend-specific middle of the pipeline: takes classified-or-raw batches from ingress,
+// runs each batch's chain (classify, then its NFs in order), and hands finished batches to
+// egress in the order it received them per chain. CPU: worker threads. GPU: one launcher thread
+// with several batches in flight on their own streams.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "chain/runtime_config.h"
+#include "core/batch.h"
+
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace gpunfv {
+
+class ProcessingStage {
+ public:
+  using Done = std::function<void(Batch*)>;
+  virtual ~ProcessingStage() = default;
+  // Starts threads; `done` is called (from stage threads) for each finished batch.
+  virtual void start(Done done) = 0;
+  virtual void submit(Batch* b) = 0;
+  // Finishes every submitted batch, then stops the threads.
+  virtual void stop() = 0;
+  virtual std::string describe() const = 0;
+};
+
+std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers);
+#if GPUNFV_HAVE_CUDA
+std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, uint32_t capacity,
+                                                uint32_t stride);
+// Launches classify and chain `c`'s NF kernels over a device-resident batch on `stream`.
+void launch_chain_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,
+                      cudaStream_t stream);
+#endif
+
+// Runs chain `c` over a host batch on the calling thread: the CPU backend's whole job for one
+// batch, also used by tests and benchmarks as the reference.
+void run_chain_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b);
+
+}  // namespace gpunfv

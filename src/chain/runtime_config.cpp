@@ -1,0 +1,128 @@
+#include "chain/runtime_config.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "chain/nf_factory.h"
+#include "core/error.h"
+#include "io/port_factory.h"
+#include "nf/router/router.h"
+
+namespace gpunfv {
+
+namespace {
+
+YAML::Node load_yaml(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw ConfigError(path, "no such file");
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    if (!root.IsMap()) throw ConfigError(path, "expected a map with ports:, nfs: and chains:");
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(where(path, e.mark.line + 1), "YAML syntax: " + e.msg);
+  }
+}
+
+Settings parse_settings(const ConfigNode& n) {
+  n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
+               "batch_timeout_us"});
+  Settings s;
+  s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
+  s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
+  s.slot_bytes = static_cast<uint32_t>(n.int_or("slot_bytes", 0, 0, 65536));
+  if (s.slot_bytes % 64 != 0) n["slot_bytes"].fail("slot_bytes must be a multiple of 64");
+  s.workers = static_cast<uint32_t>(n.int_or("workers", 0, 0, 1024));
+  s.gpu_in_flight = static_cast<uint32_t>(n.int_or("gpu_in_flight", s.gpu_in_flight, 1, 64));
+  s.batch_timeout_us =
+      static_cast<uint32_t>(n.int_or("batch_timeout_us", s.batch_timeout_us, 1, 10'000'000));
+  return s;
+}
+
+}  // namespace
+
+RuntimeConfig load_runtime_config(const std::string& path) {
+  ConfigNode root(load_yaml(path), path);
+  root.only_keys({"ports", "nfs", "chains", "settings"});
+  RuntimeConfig rc;
+  rc.file = path;
+  if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
+
+  // Port names first, so NFs (router next hops) can refer to them before ports are built.
+  std::map<std::string, uint16_t> port_ids;
+  std::vector<ConfigNode> port_nodes = root["ports"].items();
+  if (port_nodes.empty()) root["ports"].fail("at least one port is needed");
+  if (port_nodes.size() >= kNoPort) root["ports"].fail("too many ports");
+  for (const ConfigNode& p : port_nodes) {
+    std::string name = p.str("name");
+    if (!port_ids.emplace(name, static_cast<uint16_t>(port_ids.size())).second)
+      p["name"].fail("duplicate port name '" + name + "'");
+  }
+  auto port_id_of = [&](const std::string& name) -> std::optional<uint16_t> {
+    auto it = port_ids.find(name);
+    if (it == port_ids.end()) return std::nullopt;
+    return it->second;
+  };
+
+  std::map<std::string, uint16_t> nf_ids;
+  if (auto nfs = root.get("nfs")) {
+    for (const ConfigNode& n : nfs->items()) {
+      std::string name = n.str("name");
+      if (nf_ids.count(name)) n["name"].fail("duplicate NF name '" + name + "'");
+      if (port_ids.count(name)) n["name"].fail("NF name '" + name + "' is also a port name");
+      rc.nfs.push_back(make_nf(n, NfContext{port_id_of}));
+      nf_ids.emplace(name, static_cast<uint16_t>(rc.nfs.size() - 1));
+    }
+  }
+
+  PortContext pctx;
+  pctx.routes_of = [&](const std::string& nf) -> const std::vector<Ipv4Prefix>* {
+    auto it = nf_ids.find(nf);
+    if (it == nf_ids.end()) return nullptr;
+    auto* router = dynamic_cast<const Router*>(rc.nfs[it->second].get());
+    return router ? &router->prefixes() : nullptr;
+  };
+  for (size_t i = 0; i < port_nodes.size(); ++i)
+    rc.ports.push_back(make_port(port_nodes[i], static_cast<uint16_t>(i), pctx));
+  for (size_t i = 0; i < rc.nfs.size(); ++i)
+    for (uint16_t eg : rc.nfs[i]->egress_ports())
+      if (eg >= rc.ports.size() || !rc.ports[eg]->has_tx())
+        root["nfs"].items()[i].fail("NF '" + rc.nfs[i]->name() + "' sends to port '" +
+                                    (eg < rc.ports.size() ? rc.ports[eg]->name() : "?") +
+                                    "', which has no tx side");
+
+  std::set<uint16_t> ingress_used;
+  for (const ConfigNode& c : root["chains"].items()) {
+    c.only_keys({"name", "from", "path", "to"});
+    Chain chain;
+    std::string from = c.str("from");
+    auto from_id = port_id_of(from);
+    if (!from_id) c["from"].fail("unknown port '" + from + "'");
+    if (!rc.ports[*from_id]->has_rx()) c["from"].fail("port '" + from + "' has no rx side");
+    if (!ingress_used.insert(*from_id).second)
+      c["from"].fail("port '" + from + "' already feeds another chain");
+    chain.from = *from_id;
+    if (auto path = c.get("path")) {
+      for (const ConfigNode& step : path->items()) {
+        std::string nf = step.as_string();
+        auto it = nf_ids.find(nf);
+        if (it == nf_ids.end()) step.fail("unknown NF '" + nf + "'");
+        chain.path.push_back(it->second);
+      }
+    }
+    if (chain.path.size() >= kChainDone) c["path"].fail("chain too long");
+    if (auto to = c.get("to")) {
+      std::string to_name = to->as_string();
+      auto to_id = port_id_of(to_name);
+      if (!to_id) to->fail("unknown port '" + to_name + "'");
+      if (!rc.ports[*to_id]->has_tx()) to->fail("port '" + to_name + "' has no tx side");
+      chain.to = *to_id;
+    }
+    chain.name = c.str_or("name", from + (chain.to != kNoPort ? "->" + c.str("to") : ""));
+    rc.chains.push_back(std::move(chain));
+  }
+  if (rc.chains.empty()) root["chains"].fail("at least one chain is needed");
+  return rc;
+}
+
+}  // namespace gpunfv

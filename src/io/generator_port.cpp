@@ -1,0 +1,302 @@
+#include "io/generator_port.h"
+
+#include <fmt/core.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_set>
+
+namespace gpunfv {
+
+namespace {
+
+// splitmix64: small, fast, and the same on every platform (std distributions are not), so a
+// seed gives the same frames everywhere.
+uint64_t next_random(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, n) (multiply-shift; the bias is negligible for our ranges).
+uint32_t uniform_below(uint64_t& state, uint32_t n) {
+  return static_cast<uint32_t>((uint64_t(uint32_t(next_random(state))) * n) >> 32);
+}
+
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+uint64_t clock_ns(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Folds a 32-bit ones' complement sum to 16 bits (two rounds absorb every carry).
+uint16_t fold(uint32_t sum) {
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  return static_cast<uint16_t>(sum);
+}
+
+void put16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+
+void put32(uint8_t* p, uint32_t v) {
+  put16(p, static_cast<uint16_t>(v >> 16));
+  put16(p + 2, static_cast<uint16_t>(v));
+}
+
+uint32_t sum_words(uint32_t v) { return (v >> 16) + (v & 0xFFFF); }
+
+constexpr uint32_t kMaxSpinNs = 50'000;  // longest wait for a token inside rx_burst
+constexpr uint32_t kRfc2544Net = 0xC6120000;  // 198.18.0.0/15, the benchmark range
+constexpr uint32_t kRfc2544HostMask = 0x0001FFFF;
+// IMIX 7:4:1, interleaved so any 12 consecutive frames have the full mix.
+constexpr uint16_t kImixCycle[12] = {64, 570, 64, 570, 64, 1518, 64, 570, 64, 570, 64, 64};
+
+}  // namespace
+
+GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortContext& ctx)
+    : Port(node.str("name"), id) {
+  node.only_keys({"name", "type", "rate", "size", "flows", "count", "duration", "seed",
+                  "dst_from"});
+  if (auto r = node.get("rate")) {
+    rate_ = parse_generator_rate(*r);
+    rate_text_ = r->as_string();
+  }
+  if (auto s = node.get("size")) {
+    sizes_ = parse_frame_sizes(*s);
+    size_text_ = s->as_string();
+  }
+  count_ = static_cast<uint64_t>(node.int_or("count", 0, 1, INT64_MAX));
+  if (auto d = node.get("duration")) {
+    double seconds = d->as_double();
+    if (!(seconds > 0) || seconds > 1e9) d->fail("duration must be a positive number of seconds");
+    duration_ns_ = static_cast<uint64_t>(seconds * 1e9);
+  }
+  if (count_ == 0 && duration_ns_ == 0)
+    node.fail("generator port '" + name() + "' needs count: (packets) and/or duration: (seconds)");
+  seed_ = static_cast<uint64_t>(node.int_or("seed", 1, 0, INT64_MAX));
+
+  build_payload();
+  build_flows(node, ctx);
+  scratch_.resize(sizes_.max);
+  size_rng_ = mix64(seed_ ^ 0x512E5EEDull);
+  next_size_ = draw_size();
+
+  if (rate_.unit != GeneratorRate::Unit::unlimited) {
+    tokens_per_ns_ = rate_.per_sec / 1e9;
+    // Deep enough to absorb an I/O thread busy for 1 ms, and never below a few bursts.
+    bucket_depth_ = std::max(tokens_per_ns_ * 1e6, 64 * cost(sizes_.max));
+  }
+}
+
+void GeneratorPort::build_payload() {
+  const uint32_t max_payload = sizes_.max - kHeaderBytes;
+  uint64_t rng = mix64(seed_ ^ 0xFA110AD);
+  payload_.resize(max_payload);
+  for (auto& byte : payload_) byte = static_cast<uint8_t>(next_random(rng));
+  // Prefix sums: the payload starts at an even offset, so its words align with the frame's.
+  payload_sum_.assign(max_payload + 1, 0);
+  uint32_t even_sum = 0;  // sum over the first 2*k bytes
+  for (uint32_t n = 1; n <= max_payload; ++n) {
+    if (n % 2 == 1) {
+      payload_sum_[n] = fold(even_sum + (uint32_t(payload_[n - 1]) << 8));
+    } else {
+      even_sum = fold(even_sum + ((uint32_t(payload_[n - 2]) << 8) | payload_[n - 1]));
+      payload_sum_[n] = static_cast<uint16_t>(even_sum);
+    }
+  }
+}
+
+void GeneratorPort::build_flows(const ConfigNode& node, const PortContext& ctx) {
+  const auto flow_count = static_cast<uint32_t>(node.int_or("flows", 1024, 1, kMaxFlows));
+  const std::vector<Ipv4Prefix>* prefixes = nullptr;
+  if (auto d = node.get("dst_from")) {
+    dst_from_ = d->as_string();
+    if (ctx.routes_of) prefixes = ctx.routes_of(dst_from_);
+    if (!prefixes) d->fail("dst_from: no router NF named '" + dst_from_ + "'");
+    if (prefixes->empty()) d->fail("dst_from: router '" + dst_from_ + "' has no routes");
+  }
+  auto draw_dst = [&](uint64_t& rng) -> uint32_t {
+    if (!prefixes) return kRfc2544Net | (uint32_t(next_random(rng)) & kRfc2544HostMask);
+    const Ipv4Prefix& p = (*prefixes)[uniform_below(rng, uint32_t(prefixes->size()))];
+    uint32_t host_mask = p.len >= 32 ? 0 : (p.len == 0 ? ~0u : (1u << (32 - p.len)) - 1);
+    return (p.addr & ~host_mask) | (uint32_t(next_random(rng)) & host_mask);
+  };
+
+  uint64_t rng = seed_;
+  std::unordered_set<uint64_t> seen;  // hashes of 5-tuples; a hash collision merely redraws
+  seen.reserve(size_t(flow_count) * 2);
+  flows_.resize(flow_count);
+  for (FlowTemplate& flow : flows_) {
+    uint32_t src = 0, dst = 0;
+    uint16_t sport = 0, dport = 0;
+    for (int attempt = 0;; ++attempt) {
+      src = 0x0A000000u | (uint32_t(next_random(rng)) & 0x00FFFFFFu);  // 10.0.0.0/8
+      dst = draw_dst(rng);
+      sport = static_cast<uint16_t>(1024 + uniform_below(rng, 65536 - 1024));
+      dport = static_cast<uint16_t>(1024 + uniform_below(rng, 65536 - 1024));
+      uint64_t key = mix64(mix64((uint64_t(src) << 32) | dst) ^ ((uint64_t(sport) << 16) | dport));
+      if (seen.insert(key).second) break;
+      if (attempt > 1000) node.fail("cannot draw " + std::to_string(flow_count) + " distinct flows");
+    }
+    uint8_t* h = flow.header;
+    std::memset(h, 0, kHeaderBytes);
+    const uint8_t dst_mac[6] = {0x02, 0, 0, 0, 0, 0x02}, src_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+    std::memcpy(h, dst_mac, 6);
+    std::memcpy(h + 6, src_mac, 6);
+    put16(h + 12, kEtherTypeIpv4);
+    h[14] = 0x45;           // IPv4, 20-byte header
+    put16(h + 20, 0x4000);  // DF
+    h[22] = 64;             // TTL
+    h[23] = kProtoUdp;
+    put32(h + 26, src);
+    put32(h + 30, dst);
+    put16(h + 34, sport);
+    put16(h + 36, dport);
+    // Lengths, ID and checksums (bytes 16-19, 24-25, 38-41) are written per packet.
+    flow.ip_sum = 0x4500 + 0x4000 + ((64u << 8) | kProtoUdp) + sum_words(src) + sum_words(dst);
+    flow.udp_sum = sum_words(src) + sum_words(dst) + kProtoUdp + sport + dport;
+  }
+}
+
+uint32_t GeneratorPort::draw_size() {
+  switch (sizes_.kind) {
+    case FrameSizes::Kind::imix:
+      return kImixCycle[imix_pos_++ % 12];
+    case FrameSizes::Kind::range:
+      return sizes_.min + uniform_below(size_rng_, sizes_.max - sizes_.min + 1);
+    case FrameSizes::Kind::fixed:
+    default:
+      return sizes_.min;
+  }
+}
+
+void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate& flow,
+                                uint16_t ip_id) const {
+  const uint32_t payload_len = size - kHeaderBytes;
+  std::memcpy(out, flow.header, kHeaderBytes);
+  std::memcpy(out + kHeaderBytes, payload_.data(), payload_len);
+  const auto ip_len = static_cast<uint16_t>(size - 14);
+  const auto udp_len = static_cast<uint16_t>(size - 34);
+  const auto ip_csum = static_cast<uint16_t>(~fold(flow.ip_sum + ip_len + ip_id));
+  // The UDP length counts twice: once in the pseudo-header, once in the UDP header.
+  auto udp_csum = static_cast<uint16_t>(
+      ~fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
+  if (udp_csum == 0) udp_csum = 0xFFFF;  // 0 would mean "no checksum"
+  put16(out + 16, ip_len);
+  put16(out + 18, ip_id);
+  put16(out + 24, ip_csum);
+  put16(out + 38, udp_len);
+  put16(out + 40, udp_csum);
+}
+
+double GeneratorPort::cost(uint32_t size) const {
+  return rate_.unit == GeneratorRate::Unit::bits_per_sec ? (size + kWireOverheadBytes) * 8.0
+                                                          : 1.0;
+}
+
+void GeneratorPort::refill(uint64_t now_ns) {
+  tokens_ = std::min(bucket_depth_, tokens_ + double(now_ns - last_refill_ns_) * tokens_per_ns_);
+  last_refill_ns_ = now_ns;
+}
+
+bool GeneratorPort::rx_done() const {
+  if (count_ != 0 && generated_ >= count_) return true;
+  return duration_ns_ != 0 && started_ && clock_ns(CLOCK_MONOTONIC) - start_ns_ >= duration_ns_;
+}
+
+uint32_t GeneratorPort::rx_burst(Batch& b, uint32_t max) {
+  if (count_ != 0 && generated_ >= count_) return 0;
+  uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  if (!started_) {
+    started_ = true;
+    start_ns_ = now;
+    last_refill_ns_ = now;
+  }
+  if (duration_ns_ != 0 && now - start_ns_ >= duration_ns_) return 0;
+
+  const uint32_t first = b.count();
+  uint64_t want = std::min(max, b.capacity() - first);
+  if (count_ != 0) want = std::min<uint64_t>(want, count_ - generated_);
+  if (want == 0) return 0;
+
+  const bool paced = rate_.unit != GeneratorRate::Unit::unlimited;
+  if (paced) {
+    refill(now);
+    const double need = cost(next_size_);
+    if (tokens_ < need) {
+      // A token due within kMaxSpinNs is waited for (precise pacing at high rates); a later
+      // one is not, so the I/O thread is never held long.
+      const double wait_ns = (need - tokens_) / tokens_per_ns_;
+      if (wait_ns > kMaxSpinNs) return 0;
+      const uint64_t due = now + static_cast<uint64_t>(std::ceil(wait_ns));
+      while ((now = clock_ns(CLOCK_MONOTONIC)) < due) cpu_relax();
+      refill(now);
+      if (tokens_ < need) return 0;
+    }
+  }
+
+  // One timestamp per burst: its frames are generated within microseconds of each other.
+  const uint64_t wire_ns = clock_ns(CLOCK_REALTIME);
+  BatchView v = b.view();
+  uint8_t* slots = v.data.framework_data();
+  uint32_t n = 0;
+  while (n < want) {
+    const uint32_t size = next_size_;
+    if (paced) {
+      const double c = cost(size);
+      if (tokens_ < c) break;
+      tokens_ -= c;
+    }
+    const uint32_t slot = first + n;
+    uint8_t* out = slots + size_t(slot) * v.stride;
+    const FlowTemplate& flow = flows_[next_flow_];
+    if (size <= v.stride) {
+      write_frame(out, size, flow, next_ip_id_);
+    } else {  // delivered truncated with its true length; the executor drops it as oversize
+      write_frame(scratch_.data(), size, flow, next_ip_id_);
+      std::memcpy(out, scratch_.data(), v.stride);
+    }
+    v.len[slot] = static_cast<uint16_t>(size);
+    v.port[slot] = id();
+    v.wire_ns[slot] = wire_ns;
+    ++next_ip_id_;
+    if (++next_flow_ == flows_.size()) next_flow_ = 0;
+    next_size_ = draw_size();
+    ++n;
+  }
+  generated_ += n;
+  b.set_count(first + n);
+  return n;
+}
+
+std::string GeneratorPort::describe() const {
+  std::string s = fmt::format("generator rate={} size={} flows={}", rate_text_, size_text_,
+                              flows_.size());
+  if (count_ != 0) s += fmt::format(" count={}", count_);
+  if (duration_ns_ != 0) s += fmt::format(" duration={}s", double(duration_ns_) / 1e9);
+  s += fmt::format(" seed={}", seed_);
+  if (!dst_from_.empty()) s += " dst_from=" + dst_from_;
+  return s;
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,77 @@
+// The Router's per-packet logic, one source for both backends (RFC 1812 forwarding, reduced to
+// what an IPv4 LPM router does to a packet): verify the header checksum, look the destination
+// up, decrement the TTL with an incremental checksum update, choose the egress port.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/batch.h"
+#include "core/compat.h"
+#include "core/drop_reason.h"
+#include "core/iso_span.h"
+#include "core/parse.h"
+#include "nf/router/lpm_dir24_8.h"
+
+namespace gpunfv {
+
+// What the per-packet function reads: the LPM tables and the next-hop -> port id table.
+struct RouterView {
+  Dir24_8Ref lpm;
+  IsoSpan<const uint16_t> next_hop_ports;
+};
+static_assert(std::is_trivially_copyable_v<RouterView>);
+
+namespace ipv4_checksum {
+
+// Folds a 32-bit sum of 16-bit words into 16 bits with end-around carry.
+GPUNFV_HD GPUNFV_FORCEINLINE uint16_t fold(uint32_t sum) {
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  sum = (sum & 0xFFFF) + (sum >> 16);
+  return static_cast<uint16_t>(sum);
+}
+
+// One's complement sum of the `bytes` (even) bytes at `off`; 0xFFFF over a header whose
+// checksum field is correct.
+GPUNFV_HD inline uint16_t ones_sum(IsoSpan<const uint8_t> f, uint32_t off, uint32_t bytes) {
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < bytes; i += 2) sum += load_be16(f, off + i);
+  return fold(sum);
+}
+
+// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') when one 16-bit word changes from m to m'.
+// Unlike RFC 1141's form it never yields 0xFFFF, so it matches a full recomputation.
+GPUNFV_HD GPUNFV_FORCEINLINE uint16_t update(uint16_t hc, uint16_t old_word, uint16_t new_word) {
+  uint32_t sum = uint32_t(uint16_t(~hc)) + uint16_t(~old_word) + new_word;
+  return static_cast<uint16_t>(~fold(sum));
+}
+
+}  // namespace ipv4_checksum
+
+struct RouterLogic {
+  GPUNFV_HD DropReason operator()(const RouterView& v, PacketRef p) const {
+    const PacketHeaders& h = p.headers();
+    if (h.ip_version != 4) return DropReason::not_ipv4;
+    // parse_headers has checked that the whole IHL-long header lies within the frame.
+    IsoSpan<uint8_t> f = p.frame();
+    const uint32_t ip = h.l3_off;
+    const uint32_t header_bytes = (f[ip] & 0x0Fu) * 4u;
+    if (ipv4_checksum::ones_sum(f, ip, header_bytes) != 0xFFFF)
+      return DropReason::ipv4_bad_checksum;
+
+    LpmResult route = v.lpm.lookup(load_be32(f, ip + 16));
+    if (!route.found) return DropReason::no_route;
+
+    if (f[ip + 8] <= 1) return DropReason::ttl_expired;
+    // TTL shares its 16-bit checksum word with the protocol byte (header offset 8).
+    const uint16_t old_word = load_be16(f, ip + 8);
+    const uint16_t new_word = static_cast<uint16_t>(old_word - 0x0100);
+    store_be16(f, ip + 8, new_word);
+    store_be16(f, ip + 10, ipv4_checksum::update(load_be16(f, ip + 10), old_word, new_word));
+
+    p.set_egress_port(v.next_hop_ports[route.next_hop]);
+    return DropReason::none;
+  }
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,41 @@
+// Packet accounting. Every packet that enters a port ends in exactly one of {transmitted,
+// dropped with a reason}; these counters make that checkable: per port
+// rx_packets = forwarded + dropped.total(), per NF in = out + drops.total().
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/drop_reason.h"
+
+namespace gpunfv {
+
+struct DropCounts {
+  std::array<uint64_t, kDropReasonCount> by_reason{};
+  void add(DropReason r, uint64_t n = 1) { by_reason[static_cast<size_t>(r)] += n; }
+  uint64_t total() const;
+  uint64_t operator[](DropReason r) const { return by_reason[static_cast<size_t>(r)]; }
+};
+
+// Per port. rx_* are written by the port's ingress thread, the rest by the egress thread;
+// atomics (relaxed) only so the progress thread can read totals while packets flow.
+struct PortCounters {
+  std::string name;
+  std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};
+  std::atomic<uint64_t> tx_packets{0}, tx_bytes{0};
+  std::atomic<uint64_t> forwarded{0};     // received here, transmitted on some port
+  std::atomic<uint64_t> dropped_total{0}; // received here, dropped (reasons below)
+  DropCounts dropped;                     // egress thread only
+};
+
+struct NfCounters {
+  std::string name;
+  std::string type;
+  uint64_t in = 0, out = 0;
+  DropCounts drops;
+};
+
+}  // namespace gpunfv

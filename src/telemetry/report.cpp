@@ -1,0 +1,109 @@
+#include "telemetry/report.h"
+
+#include <fmt/format.h>
+
+namespace gpunfv {
+
+namespace {
+
+std::string si(double v, const char* unit) {
+  if (v >= 1e9) return fmt::format("{:.2f} G{}", v / 1e9, unit);
+  if (v >= 1e6) return fmt::format("{:.2f} M{}", v / 1e6, unit);
+  if (v >= 1e3) return fmt::format("{:.2f} k{}", v / 1e3, unit);
+  return fmt::format("{:.0f} {}", v, unit);
+}
+
+nlohmann::json drops_json(const DropCounts& d) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int r = 0; r < kDropReasonCount; ++r)
+    if (d.by_reason[r]) j[std::string(drop_reason_name(static_cast<DropReason>(r)))] = d.by_reason[r];
+  return j;
+}
+
+}  // namespace
+
+std::string format_progress(const ProgressSample& s) {
+  return fmt::format("[{:7.1f}s] rx {:>11} {:>12} | tx {:>11} {:>12} | dropped {} | batches in flight {}/{}\n",
+                     s.elapsed_s, si(s.rx_pps, "pps"), si(s.rx_bps, "bit/s"), si(s.tx_pps, "pps"),
+                     si(s.tx_bps, "bit/s"), s.dropped_total, s.in_flight, s.batches);
+}
+
+std::string summary_table(const RunStats& s) {
+  std::string out;
+  double t = s.elapsed_s > 0 ? s.elapsed_s : 1e-9;
+  out += fmt::format("\ngpunfv summary: {} backend ({}), {:.3f} s\n\n", s.backend, s.backend_detail,
+                     s.elapsed_s);
+  out += fmt::format("{:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}\n", "port", "rx pkts",
+                     "rx bytes", "tx pkts", "tx bytes", "forwarded", "dropped");
+  for (const auto& p : s.ports)
+    out += fmt::format("{:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}\n", p->name,
+                       p->rx_packets.load(), p->rx_bytes.load(), p->tx_packets.load(),
+                       p->tx_bytes.load(), p->forwarded.load(), p->dropped.total());
+  if (!s.nfs.empty()) {
+    out += fmt::format("\n{:<12} {:<10} {:>12} {:>12} {:>10}  {}\n", "nf", "type", "in", "out",
+                       "drops", "drop reasons");
+    for (const auto& n : s.nfs) {
+      std::string reasons;
+      for (int r = 0; r < kDropReasonCount; ++r)
+        if (n.drops.by_reason[r])
+          reasons += fmt::format("{}{}={}", reasons.empty() ? "" : " ",
+                                 drop_reason_name(static_cast<DropReason>(r)), n.drops.by_reason[r]);
+      out += fmt::format("{:<12} {:<10} {:>12} {:>12} {:>10}  {}\n", n.name, n.type, n.in, n.out,
+                         n.drops.total(), reasons);
+    }
+  }
+  DropCounts ingress;  // drops outside any NF: classify and egress
+  for (const auto& p : s.ports) {
+    for (int r = 0; r < kDropReasonCount; ++r) ingress.by_reason[r] += p->dropped.by_reason[r];
+  }
+  for (const auto& n : s.nfs)
+    for (int r = 0; r < kDropReasonCount; ++r) ingress.by_reason[r] -= n.drops.by_reason[r];
+  if (ingress.total()) {
+    out += "\ndropped outside NFs (parse, size, egress):";
+    for (int r = 0; r < kDropReasonCount; ++r)
+      if (ingress.by_reason[r])
+        out += fmt::format(" {}={}", drop_reason_name(static_cast<DropReason>(r)), ingress.by_reason[r]);
+    out += "\n";
+  }
+  uint64_t rx = s.total_rx(), tx = s.total_tx();
+  uint64_t rxb = 0, txb = 0;
+  for (const auto& p : s.ports) rxb += p->rx_bytes, txb += p->tx_bytes;
+  out += fmt::format("\ntotal: rx {} pkts ({}, {}), tx {} pkts ({}, {}), dropped {}\n", rx,
+                     si(rx / t, "pps"), si(rxb * 8 / t, "bit/s"), tx, si(tx / t, "pps"),
+                     si(txb * 8 / t, "bit/s"), s.total_dropped());
+  out += fmt::format("latency rx->tx: p50 {} ns, p99 {} ns, max {} ns ({} packets)\n",
+                     s.latency.quantile(0.5), s.latency.quantile(0.99), s.latency.max(),
+                     s.latency.count());
+  std::string acct = s.accounting_errors();
+  out += acct.empty() ? "accounting: every packet transmitted or dropped with a reason\n"
+                      : "ACCOUNTING MISMATCH:\n" + acct;
+  return out;
+}
+
+nlohmann::json report_json(const RunStats& s) {
+  nlohmann::json j;
+  j["config"] = s.config_file;
+  j["backend"] = s.backend;
+  j["backend_detail"] = s.backend_detail;
+  j["elapsed_s"] = s.elapsed_s;
+  j["ports"] = nlohmann::json::object();
+  for (const auto& p : s.ports) {
+    j["ports"][p->name] = {{"rx_packets", p->rx_packets.load()}, {"tx_packets", p->tx_packets.load()},
+                           {"rx_bytes", p->rx_bytes.load()},     {"tx_bytes", p->tx_bytes.load()},
+                           {"forwarded", p->forwarded.load()},   {"dropped", p->dropped.total()},
+                           {"drops", drops_json(p->dropped)}};
+  }
+  j["nfs"] = nlohmann::json::object();
+  for (const auto& n : s.nfs)
+    j["nfs"][n.name] = {{"type", n.type}, {"in", n.in}, {"out", n.out}, {"drops", drops_json(n.drops)}};
+  j["latency_ns"] = {{"p50", s.latency.quantile(0.5)},
+                     {"p99", s.latency.quantile(0.99)},
+                     {"max", s.latency.max()},
+                     {"count", s.latency.count()}};
+  j["totals"] = {{"rx_packets", s.total_rx()}, {"tx_packets", s.total_tx()},
+                 {"dropped", s.total_dropped()}};
+  j["accounting_ok"] = s.accounting_errors().empty();
+  return j;
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,25 @@
+// Human and machine output of a run: the progress line (each second), the summary table
+// (at the end) and the JSON report (--report FILE).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "telemetry/run_stats.h"
+
+namespace gpunfv {
+
+struct ProgressSample {
+  double elapsed_s = 0;
+  double rx_pps = 0, tx_pps = 0, rx_bps = 0, tx_bps = 0;
+  uint64_t rx_total = 0, tx_total = 0, dropped_total = 0;
+  uint32_t in_flight = 0, batches = 0;
+};
+
+std::string format_progress(const ProgressSample& s);
+std::string summary_table(const RunStats& s);
+nlohmann::json report_json(const RunStats& s);
+
+}  // namespace gpunfv

@@ -1,0 +1,29 @@
+// Everything a run counted, for the progress line, the summary table and the JSON report.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "telemetry/counters.h"
+#include "telemetry/latency_histogram.h"
+
+namespace gpunfv {
+
+struct RunStats {
+  std::string config_file;
+  std::string backend;
+  std::string backend_detail;
+  double elapsed_s = 0;
+  std::vector<std::unique_ptr<PortCounters>> ports;  // index = port id
+  std::vector<NfCounters> nfs;                       // index = NF index
+  LatencyHistogram latency;                          // rx to tx, transmitted packets
+
+  uint64_t total_rx() const;
+  uint64_t total_tx() const;
+  uint64_t total_dropped() const;
+  // Empty if every packet is accounted for; otherwise what does not add up.
+  std::string accounting_errors() const;
+};
+
+}  // namespace gpunfv
