@@ -22,7 +22,8 @@ uint32_t choose_stride(const RuntimeConfig& rc) {
   uint32_t largest = 64;
   for (const auto& p : rc.ports)
     if (p->has_rx()) largest = std::max(largest, p->max_frame_bytes());
-  return std::min<uint32_t>((largest + 63) / 64 * 64, 65536 - 64);
+  // Jumbo frames at most: larger ones are dropped as `oversize` unless slot_bytes says more.
+  return std::min<uint32_t>((largest + 63) / 64 * 64, 9216 + 64);
 }
 
 uint32_t choose_workers(const RuntimeConfig& rc) {
@@ -48,13 +49,7 @@ class Pipeline {
       c.type = std::string(nf->type());
       stats_.nfs.push_back(c);
     }
-    for (auto& nf : rc.nfs) nf->prepare(opt.backend);
-
-    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
-    for (uint32_t i = 0; i < rc.settings.batches; ++i) {
-      batches_.push_back(std::make_unique<Batch>(rc.settings.batch_size, stride_, mem));
-      free_.push(batches_.back().get());
-    }
+    // The GPU stage first: it checks that a device exists before NFs upload tables to it.
     if (opt.backend == Backend::gpu) {
 #if GPUNFV_HAVE_CUDA
       stage_ = make_gpu_stage(rc, rc.settings.batch_size, stride_);
@@ -63,6 +58,13 @@ class Pipeline {
 #endif
     } else {
       stage_ = make_cpu_stage(rc, choose_workers(rc));
+    }
+    for (auto& nf : rc.nfs) nf->prepare(opt.backend);
+
+    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
+    for (uint32_t i = 0; i < rc.settings.batches; ++i) {
+      batches_.push_back(std::make_unique<Batch>(rc.settings.batch_size, stride_, mem));
+      free_.push(batches_.back().get());
     }
     stats_.backend_detail = stage_->describe() + ", batch " +
                             std::to_string(rc.settings.batch_size) + " x " +
@@ -160,8 +162,8 @@ class Pipeline {
            it = pend.erase(it)) {
         transmit(*it->second);
         ++next_seq_[b->chain];
-        free_.push(it->second);
         in_flight_.fetch_sub(1);
+        free_.push(it->second);
       }
     }
   }

@@ -84,37 +84,16 @@ class GpuStage final : public ProcessingStage {
     Batch* batch = nullptr;
   };
 
-  template <typename T>
-  static void copy_array(uint8_t* dst_base, const uint8_t* src_base, size_t off, uint32_t n,
-                         cudaMemcpyKind kind, cudaStream_t st) {
-    GPUNFV_CUDA(cudaMemcpyAsync(dst_base + off, src_base + off, sizeof(T) * n, kind, st));
-  }
-
+  // One copy in, the chain's kernels, one copy out: 2 transfers and 1 + NF-count launches a
+  // batch, so per-batch API overhead stays small next to the bytes moved.
   void issue(Slot& s, Batch* b) {
     s.batch = b;
     const uint32_t n = b->count();
-    uint8_t* dev = s.dev.data();
-    const uint8_t* host = b->base();
-    cudaStream_t st = s.stream;
-    const auto h2d = cudaMemcpyHostToDevice;
-    GPUNFV_CUDA(cudaMemcpyAsync(dev + layout_.off_data, host + layout_.off_data,
-                                size_t(n) * layout_.stride, h2d, st));
-    copy_array<uint16_t>(dev, host, layout_.off_len, n, h2d, st);
-    copy_array<uint16_t>(dev, host, layout_.off_port, n, h2d, st);
-
-    launch_chain_gpu(rc_, rc_.chains[b->chain], layout_.view(dev, n), st);
-
-    const auto d2h = cudaMemcpyDeviceToHost;
-    uint8_t* hostw = b->base();
-    GPUNFV_CUDA(cudaMemcpyAsync(hostw + layout_.off_data, dev + layout_.off_data,
-                                size_t(n) * layout_.stride, d2h, st));
-    copy_array<uint16_t>(hostw, dev, layout_.off_len, n, d2h, st);
-    copy_array<uint16_t>(hostw, dev, layout_.off_out_port, n, d2h, st);
-    copy_array<uint8_t>(hostw, dev, layout_.off_next_nf, n, d2h, st);
-    copy_array<uint8_t>(hostw, dev, layout_.off_verdict, n, d2h, st);
-    copy_array<PacketHeaders>(hostw, dev, layout_.off_headers, n, d2h, st);
-    copy_array<uint32_t>(hostw, dev, layout_.off_flow_hash, n, d2h, st);
-    GPUNFV_CUDA(cudaEventRecord(s.done, st));
+    const size_t bytes = layout_.device_prefix_bytes(n);
+    GPUNFV_CUDA(cudaMemcpyAsync(s.dev.data(), b->base(), bytes, cudaMemcpyHostToDevice, s.stream));
+    launch_chain_gpu(rc_, rc_.chains[b->chain], layout_.view(s.dev.data(), n), s.stream);
+    GPUNFV_CUDA(cudaMemcpyAsync(b->base(), s.dev.data(), bytes, cudaMemcpyDeviceToHost, s.stream));
+    GPUNFV_CUDA(cudaEventRecord(s.done, s.stream));
   }
 
   void complete(Slot& s) {

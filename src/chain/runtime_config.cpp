@@ -15,13 +15,19 @@ namespace {
 
 YAML::Node load_yaml(const std::string& path) {
   if (!std::filesystem::exists(path)) throw ConfigError(path, "no such file");
+  if (!std::filesystem::is_regular_file(path)) throw ConfigError(path, "not a regular file");
+  YAML::Node root;
   try {
-    YAML::Node root = YAML::LoadFile(path);
-    if (!root.IsMap()) throw ConfigError(path, "expected a map with ports:, nfs: and chains:");
-    return root;
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(path, "cannot read the file");
   } catch (const YAML::Exception& e) {
     throw ConfigError(where(path, e.mark.line + 1), "YAML syntax: " + e.msg);
+  } catch (const std::exception& e) {
+    throw ConfigError(path, std::string("cannot read the file: ") + e.what());
   }
+  if (!root.IsMap()) throw ConfigError(path, "expected a map with ports:, nfs: and chains:");
+  return root;
 }
 
 Settings parse_settings(const ConfigNode& n) {

@@ -24,7 +24,7 @@ struct Settings {
   uint32_t batches = 64;                // batches in the pool (allocated once)
   uint32_t slot_bytes = 0;              // 0: from the ports' largest frame
   uint32_t workers = 0;                 // CPU backend worker threads; 0: all cores but two
-  uint32_t gpu_in_flight = 4;           // GPU backend: batches in flight
+  uint32_t gpu_in_flight = 8;           // GPU backend: batches in flight
   uint32_t batch_timeout_us = 100;      // a partial batch is sent after this idle time
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -57,6 +58,9 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Load every kernel when the GPU context starts, not at its first launch, so the first
+  // batches' latency does not include module loading.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   CLI::App app{
       "gpunfv runs chains of network functions (router, ...) on a GPU shared by the NFs,\n"
       "or on the CPU with the same NF code. Packets enter from ports (pcap files, a traffic\n"

@@ -25,7 +25,8 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride) {
     at = off + elem * capacity;
     return off;
   };
-  l.off_data = place(stride);
+  // Arrays the device reads or writes first, then the packet bytes, then host-only arrays:
+  // one contiguous copy each way moves a batch (device_prefix_bytes).
   l.off_len = place(sizeof(uint16_t));
   l.off_port = place(sizeof(uint16_t));
   l.off_out_port = place(sizeof(uint16_t));
@@ -33,6 +34,7 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride) {
   l.off_verdict = place(sizeof(uint8_t));
   l.off_headers = place(sizeof(PacketHeaders));
   l.off_flow_hash = place(sizeof(uint32_t));
+  l.off_data = place(stride);
   l.off_seq = place(sizeof(uint64_t));
   l.off_rx_ns = place(sizeof(uint64_t));
   l.off_wire_ns = place(sizeof(uint64_t));

@@ -63,7 +63,7 @@ class PacketRef {
 };
 
 // Memory of one batch's arrays, laid out in one allocation. The same layout is used for host
-// and device copies, so a transfer is a copy of the arrays' first `count` elements.
+// and device copies, so a transfer is one copy of the allocation's device prefix.
 struct BatchLayout {
   uint32_t capacity = 0;
   uint32_t stride = 0;
@@ -72,6 +72,9 @@ struct BatchLayout {
          off_wire_ns = 0, bytes = 0;
 
   static BatchLayout make(uint32_t capacity, uint32_t stride);
+  // Bytes from the start of the allocation that hold everything the device needs for a batch
+  // of `count` packets (metadata arrays, then the first `count` slots).
+  size_t device_prefix_bytes(uint32_t count) const { return off_data + size_t(count) * stride; }
   BatchView view(uint8_t* base, uint32_t count) const;
 };
 

@@ -33,7 +33,7 @@ template <typename T>
 class IsoSpan {
  public:
   using element_type = T;
-  GPUNFV_HD constexpr IsoSpan() = default;
+  constexpr IsoSpan() = default;
   GPUNFV_HD constexpr IsoSpan(T* base, size_t size) : base_(base), size_(size) {}
 
   GPUNFV_HD GPUNFV_FORCEINLINE T& operator[](size_t i) const {

@@ -57,8 +57,7 @@ uint32_t parse_size_number(const ConfigNode& node, std::string_view text) {
     node.fail("bad frame size '" + std::string(text) + "' (expected 64, imix, or 64-1518)");
   if (v < kMinGeneratedFrame || v > kMaxGeneratedFrame)
     node.fail("frame size " + std::to_string(v) + " out of range [" +
-              std::to_string(kMinGeneratedFrame) + ", " + std::to_string(kMaxGeneratedFrame) +
-              "]");
+              std::to_string(kMinGeneratedFrame) + ", " + std::to_string(kMaxGeneratedFrame) + "]");
   return v;
 }
 

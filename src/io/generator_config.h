@@ -29,7 +29,7 @@ struct FrameSizes {
   Kind kind = Kind::fixed;
   uint32_t min = 64, max = 64;  // bounds of what is produced
 };
-inline constexpr uint32_t kMinGeneratedFrame = 42;  // Ethernet + IPv4 + UDP, empty payload
+inline constexpr uint32_t kMinGeneratedFrame = 42;    // Ethernet + IPv4 + UDP, empty payload
 inline constexpr uint32_t kMaxGeneratedFrame = 9216;  // jumbo frames
 
 FrameSizes parse_frame_sizes(const ConfigNode& node);

@@ -65,7 +65,7 @@ void put32(uint8_t* p, uint32_t v) {
 
 uint32_t sum_words(uint32_t v) { return (v >> 16) + (v & 0xFFFF); }
 
-constexpr uint32_t kMaxSpinNs = 50'000;  // longest wait for a token inside rx_burst
+constexpr uint32_t kMaxSpinNs = 50'000;       // longest wait for a token inside rx_burst
 constexpr uint32_t kRfc2544Net = 0xC6120000;  // 198.18.0.0/15, the benchmark range
 constexpr uint32_t kRfc2544HostMask = 0x0001FFFF;
 // IMIX 7:4:1, interleaved so any 12 consecutive frames have the full mix.
@@ -75,8 +75,8 @@ constexpr uint16_t kImixCycle[12] = {64, 570, 64, 570, 64, 1518, 64, 570, 64, 57
 
 GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortContext& ctx)
     : Port(node.str("name"), id) {
-  node.only_keys({"name", "type", "rate", "size", "flows", "count", "duration", "seed",
-                  "dst_from"});
+  node.only_keys(
+      {"name", "type", "rate", "size", "flows", "count", "duration", "seed", "dst_from"});
   if (auto r = node.get("rate")) {
     rate_ = parse_generator_rate(*r);
     rate_text_ = r->as_string();
@@ -156,7 +156,8 @@ void GeneratorPort::build_flows(const ConfigNode& node, const PortContext& ctx) 
       dport = static_cast<uint16_t>(1024 + uniform_below(rng, 65536 - 1024));
       uint64_t key = mix64(mix64((uint64_t(src) << 32) | dst) ^ ((uint64_t(sport) << 16) | dport));
       if (seen.insert(key).second) break;
-      if (attempt > 1000) node.fail("cannot draw " + std::to_string(flow_count) + " distinct flows");
+      if (attempt > 1000)
+        node.fail("cannot draw " + std::to_string(flow_count) + " distinct flows");
     }
     uint8_t* h = flow.header;
     std::memset(h, 0, kHeaderBytes);
@@ -199,8 +200,8 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate&
   const auto udp_len = static_cast<uint16_t>(size - 34);
   const auto ip_csum = static_cast<uint16_t>(~fold(flow.ip_sum + ip_len + ip_id));
   // The UDP length counts twice: once in the pseudo-header, once in the UDP header.
-  auto udp_csum = static_cast<uint16_t>(
-      ~fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
+  auto udp_csum =
+      static_cast<uint16_t>(~fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
   if (udp_csum == 0) udp_csum = 0xFFFF;  // 0 would mean "no checksum"
   put16(out + 16, ip_len);
   put16(out + 18, ip_id);
@@ -210,8 +211,7 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate&
 }
 
 double GeneratorPort::cost(uint32_t size) const {
-  return rate_.unit == GeneratorRate::Unit::bits_per_sec ? (size + kWireOverheadBytes) * 8.0
-                                                          : 1.0;
+  return rate_.unit == GeneratorRate::Unit::bits_per_sec ? (size + kWireOverheadBytes) * 8.0 : 1.0;
 }
 
 void GeneratorPort::refill(uint64_t now_ns) {
@@ -290,8 +290,8 @@ uint32_t GeneratorPort::rx_burst(Batch& b, uint32_t max) {
 }
 
 std::string GeneratorPort::describe() const {
-  std::string s = fmt::format("generator rate={} size={} flows={}", rate_text_, size_text_,
-                              flows_.size());
+  std::string s =
+      fmt::format("generator rate={} size={} flows={}", rate_text_, size_text_, flows_.size());
   if (count_ != 0) s += fmt::format(" count={}", count_);
   if (duration_ns_ != 0) s += fmt::format(" duration={}s", double(duration_ns_) / 1e9);
   s += fmt::format(" seed={}", seed_);

@@ -78,9 +78,9 @@ class GeneratorPort final : public Port {
 
   // Pre-built data
   std::vector<FlowTemplate> flows_;
-  std::vector<uint8_t> payload_;        // pattern copied after the headers
-  std::vector<uint16_t> payload_sum_;   // ones' complement sum of payload_[0, n), by n
-  std::vector<uint8_t> scratch_;        // a frame larger than the batch slot is built here
+  std::vector<uint8_t> payload_;       // pattern copied after the headers
+  std::vector<uint16_t> payload_sum_;  // ones' complement sum of payload_[0, n), by n
+  std::vector<uint8_t> scratch_;       // a frame larger than the batch slot is built here
 
   // Running state
   uint64_t generated_ = 0;

@@ -59,19 +59,22 @@ PcapPort::~PcapPort() = default;
 
 void PcapPort::open_rx(const ConfigNode& where) {
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap* h = pcap_open_offline_with_tstamp_precision(rx_path_.c_str(), PCAP_TSTAMP_PRECISION_NANO,
-                                                    err);
+  pcap* h =
+      pcap_open_offline_with_tstamp_precision(rx_path_.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
   if (!h) where.fail("cannot read capture '" + rx_path_ + "': " + err);
   rx_handle_.reset(h);
   int link = pcap_datalink(h);
   if (link != DLT_EN10MB) {
     const char* link_name = pcap_datalink_val_to_name(link);
-    where.fail(fmt::format("capture '{}' has link type {} ({}); only Ethernet (EN10MB) is supported",
-                           rx_path_, link, link_name ? link_name : "unknown"));
+    where.fail(
+        fmt::format("capture '{}' has link type {} ({}); only Ethernet (EN10MB) is supported",
+                    rx_path_, link, link_name ? link_name : "unknown"));
   }
-  // Streaming cannot know the largest frame in advance; the snapshot length bounds it.
+  // Streaming cannot know the largest frame in advance. Sizing slots by the snap length
+  // (often 65535) would cost gigabytes, so assume standard frames (1518 B, or the snap length
+  // if smaller); larger ones are dropped as `oversize` unless settings.slot_bytes is raised.
   int snap = pcap_snapshot(h);
-  max_frame_bytes_ = snap > 0 && snap < 0xFFFF ? uint32_t(snap) : 0xFFFF;
+  max_frame_bytes_ = snap > 0 && snap < 1518 ? uint32_t(std::max(snap, 64)) : 1518u;
 }
 
 void PcapPort::preload_rx(const ConfigNode& where) {
@@ -136,8 +139,8 @@ void PcapPort::start_next_round() {
     return;
   }
   char err[PCAP_ERRBUF_SIZE] = {};
-  rx_handle_.reset(pcap_open_offline_with_tstamp_precision(rx_path_.c_str(),
-                                                           PCAP_TSTAMP_PRECISION_NANO, err));
+  rx_handle_.reset(
+      pcap_open_offline_with_tstamp_precision(rx_path_.c_str(), PCAP_TSTAMP_PRECISION_NANO, err));
   if (!rx_handle_) {
     fmt::print(stderr, "gpunfv: port '{}': reopening '{}' failed: {}\n", name(), rx_path_, err);
     rx_done_ = true;

@@ -11,8 +11,9 @@
 // Frame length is the record's captured length (a truncated record is a shorter frame, which
 // the parser drops with its reason). Timestamps are UNIX ns; with repeat, each later round is
 // shifted by the capture's span plus one mean gap, so time never goes back. preload: false
-// streams from disk (captures larger than memory); max_frame_bytes() is then the capture's
-// snap length, as the largest frame is unknown until the end. tx writes each frame with its
+// streams from disk (captures larger than memory); max_frame_bytes() is then 1518 (standard
+// Ethernet), as the largest frame is unknown until the end: set settings.slot_bytes for jumbo
+// frames, which are otherwise dropped as `oversize`. tx writes each frame with its
 // wire_ns, so a capture read and written back keeps its timestamps.
 #pragma once
 
@@ -76,8 +77,8 @@ class PcapPort final : public Port {
 
   // rx state
   std::unique_ptr<pcap, PcapCloser> rx_handle_;  // open while streaming; closed after preload
-  uint32_t round_ = 0;                            // 0-based replay round
-  uint64_t round_shift_ns_ = 0;                   // added to timestamps of the current round
+  uint32_t round_ = 0;                           // 0-based replay round
+  uint64_t round_shift_ns_ = 0;                  // added to timestamps of the current round
   // Timestamp span and frame count of one round, measured during the first round.
   uint64_t min_ns_ = UINT64_MAX, max_ns_ = 0;
   uint64_t frames_per_round_ = 0;

@@ -21,7 +21,9 @@ GeneratorPort make_generator(const std::string& keys, const PortContext& ctx = {
   return GeneratorPort(yaml_node("name: gen\ntype: generator\n" + keys), 5, ctx);
 }
 
-uint16_t be16(const std::vector<uint8_t>& f, size_t off) { return uint16_t(f[off] << 8 | f[off + 1]); }
+uint16_t be16(const std::vector<uint8_t>& f, size_t off) {
+  return uint16_t(f[off] << 8 | f[off + 1]);
+}
 uint32_t be32(const std::vector<uint8_t>& f, size_t off) {
   return uint32_t(be16(f, off)) << 16 | be16(f, off + 2);
 }
@@ -88,7 +90,7 @@ TEST(GeneratorPort, EveryFrameIsValidIpv4Udp) {
     EXPECT_EQ(be16(f, 18), uint16_t(i));    // ID counts up
     const std::vector<uint8_t> macs = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
     EXPECT_TRUE(std::equal(macs.begin(), macs.end(), f.begin()));
-    EXPECT_EQ(be32(f, 26) >> 24, 10u);              // source in 10.0.0.0/8
+    EXPECT_EQ(be32(f, 26) >> 24, 10u);                // source in 10.0.0.0/8
     EXPECT_EQ(be32(f, 30) & 0xFFFE0000, 0xC6120000);  // destination in 198.18.0.0/15
   }
 }

@@ -20,8 +20,8 @@ using test::trace_path;
 using test::yaml_node;
 
 std::unique_ptr<PcapPort> open_rx(const std::string& path, const std::string& extra = "") {
-  return std::make_unique<PcapPort>(
-      yaml_node("name: in\ntype: pcap\nrx: " + path + "\n" + extra), 3);
+  return std::make_unique<PcapPort>(yaml_node("name: in\ntype: pcap\nrx: " + path + "\n" + extra),
+                                    3);
 }
 
 // The ConfigError message of `make()`, or a failure when it does not throw one.

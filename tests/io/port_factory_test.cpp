@@ -26,8 +26,8 @@ TEST(PortFactory, BuildsGeneratorPort) {
 }
 
 TEST(PortFactory, BuildsNullPort) {
-  auto port = make_port(yaml_node("name: sink\ntype: \"null\""), 1, {});
-  EXPECT_EQ(port->type(), "null");
+  auto port = make_port(yaml_node("name: sink\ntype: discard"), 1, {});
+  EXPECT_EQ(port->type(), "discard");
   EXPECT_TRUE(port->has_tx());
 }
 
@@ -39,7 +39,7 @@ TEST(PortFactory, UnknownTypeNamesFileLineAndKnownTypes) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("/tmp/cfg.yaml:3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("dpdk"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("pcap, generator, null"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("pcap, generator, discard"), std::string::npos) << msg;
   }
 }
 

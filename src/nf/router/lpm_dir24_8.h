@@ -49,7 +49,7 @@ struct LpmResult {
 
 class Dir24_8Ref {
  public:
-  GPUNFV_HD Dir24_8Ref() = default;
+  Dir24_8Ref() = default;
   GPUNFV_HD Dir24_8Ref(IsoSpan<const uint32_t> tbl24, IsoSpan<const uint32_t> tbl8)
       : tbl24_(tbl24), tbl8_(tbl8) {}
 

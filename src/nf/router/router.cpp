@@ -17,6 +17,13 @@ std::vector<Ipv4Prefix> prefixes_of(const std::vector<Route>& routes) {
   return out;
 }
 
+std::vector<uint32_t> next_hops_of(const std::vector<Route>& routes) {
+  std::vector<uint32_t> out;
+  out.reserve(routes.size());
+  for (const Route& r : routes) out.push_back(r.next_hop);
+  return out;
+}
+
 // The `spread:` list of a prefix-list table: port names, each of which must exist.
 RouteTable spread_table(const ConfigNode& spread, const std::string& file,
                         const PortIdOf& port_id_of) {
@@ -40,6 +47,7 @@ Router::Router(std::string name, const std::vector<Route>& routes,
                uint32_t max_tbl8_groups)
     : NetworkFunction(std::move(name)),
       prefixes_(prefixes_of(routes)),
+      route_next_hops_(next_hops_of(routes)),
       lpm_(routes, max_tbl8_groups),
       next_hop_ports_(std::move(next_hop_ports)),
       next_hop_names_(std::move(next_hop_names)) {
@@ -79,6 +87,14 @@ std::unique_ptr<Router> Router::from_config(const ConfigNode& node, const PortId
   } catch (const std::length_error& e) {
     routes.fail(std::string("router ") + name + ": " + e.what());
   }
+}
+
+std::vector<Route> Router::routes() const {
+  std::vector<Route> out;
+  out.reserve(prefixes_.size());
+  for (size_t i = 0; i < prefixes_.size(); ++i)
+    out.push_back(Route{prefixes_[i], route_next_hops_[i]});
+  return out;
 }
 
 RouterView Router::host_view() const {

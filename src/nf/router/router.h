@@ -55,6 +55,8 @@ class Router final : public NetworkFunction {
 
   // The loaded prefixes in file order (the traffic generator draws destinations from them).
   const std::vector<Ipv4Prefix>& prefixes() const { return prefixes_; }
+  // The routes the table was built from, in file order (for peers that build their own table).
+  std::vector<Route> routes() const;
   size_t route_count() const { return prefixes_.size(); }
   const Dir24_8& table() const { return lpm_; }
   // View of the host tables, as process() uses it.
@@ -62,6 +64,7 @@ class Router final : public NetworkFunction {
 
  private:
   std::vector<Ipv4Prefix> prefixes_;
+  std::vector<uint32_t> route_next_hops_;  // next hop of prefixes_[i]
   Dir24_8 lpm_;
   std::vector<uint16_t> next_hop_ports_;
   std::vector<std::string> next_hop_names_;

@@ -135,6 +135,7 @@ TEST_F(RouteFile, MissingFileNamesTheFile) {
     EXPECT_EQ(m.rfind(path + ": cannot open route file", 0), 0u) << m;
   }
   EXPECT_THROW(read_prefix_file(path), ConfigError);
+  EXPECT_THROW(read_prefix_file(dir_.string()), ConfigError);  // a folder: unreadable
 }
 
 TEST_F(RouteFile, PrefixListPlainAndGzipped) {

@@ -1,0 +1,27 @@
+// `discard` port: a tx-only sink that counts and discards (as DPDK's net_null), for benchmarks
+// where writing captures would be the bottleneck.
+//
+//   - name: sink
+//     type: discard
+#pragma once
+
+#include "core/config_node.h"
+#include "io/port.h"
+
+namespace gpunfv {
+
+class DiscardPort final : public Port {
+ public:
+  DiscardPort(std::string name, uint16_t id) : Port(std::move(name), id) {}
+  static std::unique_ptr<DiscardPort> from_config(const ConfigNode& node, uint16_t id);
+
+  std::string_view type() const override { return "discard"; }
+  bool has_rx() const override { return false; }
+  bool has_tx() const override { return true; }
+  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
+  bool rx_done() const override { return true; }
+  bool tx(const BatchView&, uint32_t) override { return true; }
+  std::string describe() const override { return "discard (consumes what it is sent)"; }
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,128 @@
+// GPU backend equals CPU backend, bit for bit. Skipped where no CUDA device is present (CI);
+// scripts/gpu-check.sh runs it on a GPU machine.
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+#include "chain/executor.h"
+#include "chain/processing_stage.h"
+#include "chain/runtime_config.h"
+#include "tests/chain/chain_test_util.h"
+
+namespace gpunfv {
+namespace {
+
+using testing::source_dir;
+using testing::temp_dir;
+using testing::write_file;
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+std::string config(const std::string& dir_name, const std::string& port) {
+  auto dir = temp_dir(dir_name);
+  return write_file(dir / "c.yaml", "ports:\n  - " + port + R"(
+  - {name: p1, type: discard}
+  - {name: p2, type: discard}
+nfs:
+  - name: r1
+    type: router
+    routes: {file: )" + source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
+chains:
+  - {from: in, path: [r1], to: p1}
+settings: {batch_size: 4096, batches: 8}
+)");
+}
+
+// Runs the same input through run_chain_cpu and the GPU stage and compares every byte and
+// every metadata field egress reads.
+void compare_backends(const std::string& cfg_path) {
+  RuntimeConfig rc = load_runtime_config(cfg_path);
+  for (auto& nf : rc.nfs) {
+    nf->prepare(Backend::cpu);
+    nf->prepare(Backend::gpu);
+  }
+  Port& port = *rc.ports[0];
+  const uint32_t cap = rc.settings.batch_size, stride = (port.max_frame_bytes() + 63) / 64 * 64;
+  auto stage = make_gpu_stage(rc, cap, stride);
+  std::mutex m;
+  std::condition_variable cv;
+  int finished = 0;
+  stage->start([&](Batch*) {
+    std::lock_guard<std::mutex> lk(m);
+    ++finished;
+    cv.notify_one();
+  });
+  uint64_t compared = 0;
+  while (!port.rx_done()) {
+    Batch cpu(cap, stride, MemoryKind::host), gpu(cap, stride, MemoryKind::host_pinned);
+    while (cpu.count() < cap && !port.rx_done()) port.rx_burst(cpu, cap - cpu.count());
+    if (cpu.count() == 0) break;
+    std::memcpy(gpu.base(), cpu.base(), cpu.layout().bytes);
+    gpu.set_count(cpu.count());
+    run_chain_cpu(rc, rc.chains[0], cpu.view());
+    finished = 0;
+    stage->submit(&gpu);
+    {
+      std::unique_lock<std::mutex> lk(m);
+      cv.wait(lk, [&] { return finished == 1; });
+    }
+    BatchView a = cpu.view(), b = gpu.view();
+    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
+      ASSERT_EQ(a.len[i], b.len[i]) << i;
+      ASSERT_EQ(a.verdict[i], b.verdict[i]) << i;
+      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << i;
+      ASSERT_EQ(a.out_port[i], b.out_port[i]) << i;
+      ASSERT_EQ(a.flow_hash[i], b.flow_hash[i]) << i;
+      ASSERT_EQ(0, std::memcmp(&a.headers[i], &b.headers[i], sizeof(PacketHeaders))) << i;
+      ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * stride,
+                               b.data.framework_data() + size_t(i) * stride,
+                               std::min<uint32_t>(a.len[i], stride)))
+          << i;
+    }
+  }
+  stage->stop();
+  EXPECT_GT(compared, 0u);
+}
+
+TEST(GpuStage, RealTraceEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  compare_backends(config("gpu-trace", "{name: in, type: pcap, rx: " + source_dir() +
+                                           "/data/traces/SIP_CALL_RTP_G711.pcap, repeat: 4}"));
+}
+
+TEST(GpuStage, GeneratedImixEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  compare_backends(config("gpu-gen",
+                          "{name: in, type: generator, size: imix, flows: 1000, count: 200000, "
+                          "dst_from: r1}"));
+}
+
+TEST(GpuStage, ExecutorCountsEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::string cfg = config("gpu-exec", "{name: in, type: pcap, rx: " + source_dir() +
+                                           "/data/traces/SIP_CALL_RTP_G711.pcap}");
+  RuntimeConfig a = load_runtime_config(cfg), b = load_runtime_config(cfg);
+  RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
+  RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
+  EXPECT_EQ(gpu.accounting_errors(), "");
+  for (size_t p = 0; p < cpu.ports.size(); ++p) {
+    EXPECT_EQ(cpu.ports[p]->tx_packets, gpu.ports[p]->tx_packets);
+    EXPECT_EQ(cpu.ports[p]->dropped.by_reason, gpu.ports[p]->dropped.by_reason);
+  }
+  EXPECT_EQ(cpu.nfs[0].drops.by_reason, gpu.nfs[0].drops.by_reason);
+}
+
+}  // namespace
+}  // namespace gpunfv
+#endif
