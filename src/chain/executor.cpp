@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "chain/processing_stage.h"
+#include "core/batch_pool.h"
 #include "core/blocking_queue.h"
 #include "core/clock.h"
 #include "telemetry/report.h"
@@ -62,10 +63,7 @@ class Pipeline {
     for (auto& nf : rc.nfs) nf->prepare(opt.backend);
 
     MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
-    for (uint32_t i = 0; i < rc.settings.batches; ++i) {
-      batches_.push_back(std::make_unique<Batch>(rc.settings.batch_size, stride_, mem));
-      free_.push(batches_.back().get());
-    }
+    pool_ = std::make_unique<BatchPool>(rc.settings.batches, rc.settings.batch_size, stride_, mem);
     stats_.backend_detail = stage_->describe() + ", batch " +
                             std::to_string(rc.settings.batch_size) + " x " +
                             std::to_string(stride_) + " B slots";
@@ -107,11 +105,10 @@ class Pipeline {
     for (;;) {
       if (port.rx_done() || past_deadline(monotonic_ns())) break;
       std::optional<Batch*> got;
-      while (!(got = free_.pop_for(std::chrono::milliseconds(10))))
+      while (!(got = pool_->acquire(std::chrono::milliseconds(10))))
         if (past_deadline(monotonic_ns())) break;
       if (!got) break;
       Batch* b = *got;
-      b->set_count(0);
       uint64_t first_ns = 0;
       const uint32_t cap = b->capacity();
       while (b->count() < cap) {
@@ -136,7 +133,7 @@ class Pipeline {
         std::this_thread::yield();
       }
       if (b->count() == 0) {
-        free_.push(b);
+        pool_->release(b);
         continue;
       }
       b->chain = static_cast<uint16_t>(chain_index);
@@ -163,7 +160,7 @@ class Pipeline {
         transmit(*it->second);
         ++next_seq_[b->chain];
         in_flight_.fetch_sub(1);
-        free_.push(it->second);
+        pool_->release(it->second);
       }
     }
   }
@@ -259,8 +256,7 @@ class Pipeline {
   RunOptions opt_;
   uint32_t stride_ = 0;
   RunStats stats_;
-  std::vector<std::unique_ptr<Batch>> batches_;
-  BlockingQueue<Batch*> free_;
+  std::unique_ptr<BatchPool> pool_;
   BlockingQueue<Batch*> finished_;
   std::unique_ptr<ProcessingStage> stage_;
   std::vector<uint64_t> next_seq_;
