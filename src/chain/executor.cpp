@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "chain/batch_shape.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -17,15 +18,6 @@
 namespace gpunfv {
 
 namespace {
-
-uint32_t choose_stride(const RuntimeConfig& rc) {
-  if (rc.settings.slot_bytes) return rc.settings.slot_bytes;
-  uint32_t largest = 64;
-  for (const auto& p : rc.ports)
-    if (p->has_rx()) largest = std::max(largest, p->max_frame_bytes());
-  // Jumbo frames at most: larger ones are dropped as `oversize` unless slot_bytes says more.
-  return std::min<uint32_t>((largest + 63) / 64 * 64, 9216 + 64);
-}
 
 uint32_t choose_workers(const RuntimeConfig& rc) {
   if (rc.settings.workers) return rc.settings.workers;
@@ -37,7 +29,7 @@ uint32_t choose_workers(const RuntimeConfig& rc) {
 class Pipeline {
  public:
   Pipeline(RuntimeConfig& rc, const RunOptions& opt) : rc_(rc), opt_(opt) {
-    stride_ = choose_stride(rc);
+    shape_ = plan_batch_shape(rc);
     stats_.config_file = rc.file;
     stats_.backend = opt.backend == Backend::gpu ? "gpu" : "cpu";
     for (const auto& p : rc.ports) {
@@ -53,7 +45,7 @@ class Pipeline {
     // The GPU stage first: it checks that a device exists before NFs upload tables to it.
     if (opt.backend == Backend::gpu) {
 #if GPUNFV_HAVE_CUDA
-      stage_ = make_gpu_stage(rc, rc.settings.batch_size, stride_);
+      stage_ = make_gpu_stage(rc, shape_);
 #else
       throw std::runtime_error("this build has no CUDA backend (nvcc was not found at build time)");
 #endif
@@ -63,10 +55,11 @@ class Pipeline {
     for (auto& nf : rc.nfs) nf->prepare(opt.backend);
 
     MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
-    pool_ = std::make_unique<BatchPool>(rc.settings.batches, rc.settings.batch_size, stride_, mem);
+    pool_ = std::make_unique<BatchPool>(rc.settings.batches, shape_.capacity, shape_.stride, mem,
+                                        shape_.result_stride);
     stats_.backend_detail = stage_->describe() + ", batch " +
                             std::to_string(rc.settings.batch_size) + " x " +
-                            std::to_string(stride_) + " B slots";
+                            std::to_string(shape_.stride) + " B slots";
     next_seq_.assign(rc.chains.size(), 0);
     pending_.resize(rc.chains.size());
   }
@@ -87,6 +80,12 @@ class Pipeline {
     egress.join();
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
+    for (auto& nf : rc_.nfs) {
+      nf->finish();
+      nlohmann::json j = nlohmann::json::object();
+      nf->report(j);
+      stats_.nf_reports.push_back(std::move(j));
+    }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
     done_ = true;
     if (progress.joinable()) progress.join();
@@ -168,6 +167,10 @@ class Pipeline {
   void transmit(Batch& batch) {
     const Chain& chain = rc_.chains[batch.chain];
     const BatchView v = batch.view();
+    const Port& in_port = *rc_.ports[chain.from];
+    CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
+    for (size_t pos = 0; pos < chain.path.size(); ++pos)
+      rc_.nfs[chain.path[pos]]->collect(v, static_cast<uint8_t>(pos), ctx);
     PortCounters& in_pc = *stats_.ports[chain.from];
     const size_t path_len = chain.path.size();
     uint64_t reached_at[256] = {};
@@ -254,7 +257,7 @@ class Pipeline {
 
   RuntimeConfig& rc_;
   RunOptions opt_;
-  uint32_t stride_ = 0;
+  BatchShape shape_;
   RunStats stats_;
   std::unique_ptr<BatchPool> pool_;
   BlockingQueue<Batch*> finished_;

@@ -36,8 +36,8 @@ namespace {
 
 class GpuStage final : public ProcessingStage {
  public:
-  GpuStage(const RuntimeConfig& rc, uint32_t capacity, uint32_t stride)
-      : rc_(rc), layout_(BatchLayout::make(capacity, stride)) {
+  GpuStage(const RuntimeConfig& rc, const BatchShape& shape)
+      : rc_(rc), layout_(BatchLayout::make(shape.capacity, shape.stride, shape.result_stride)) {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
       cudaGetLastError();
@@ -155,9 +155,8 @@ class GpuStage final : public ProcessingStage {
 
 }  // namespace
 
-std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, uint32_t capacity,
-                                                uint32_t stride) {
-  return std::make_unique<GpuStage>(rc, capacity, stride);
+std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, const BatchShape& shape) {
+  return std::make_unique<GpuStage>(rc, shape);
 }
 
 }  // namespace gpunfv

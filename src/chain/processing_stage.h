@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "chain/batch_shape.h"
 #include "chain/runtime_config.h"
 #include "core/batch.h"
 
@@ -31,8 +32,7 @@ class ProcessingStage {
 
 std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers);
 #if GPUNFV_HAVE_CUDA
-std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, uint32_t capacity,
-                                                uint32_t stride);
+std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, const BatchShape& shape);
 // Launches classify and chain `c`'s NF kernels over a device-resident batch on `stream`.
 void launch_chain_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,
                       cudaStream_t stream);

@@ -13,12 +13,14 @@ namespace {
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
-BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride) {
+BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride, uint32_t result_stride) {
   if (capacity == 0 || stride == 0 || stride % 64 != 0)
     throw std::invalid_argument("batch capacity must be > 0 and stride a multiple of 64");
+  if (result_stride % 4 != 0) throw std::invalid_argument("result stride must be a multiple of 4");
   BatchLayout l;
   l.capacity = capacity;
   l.stride = stride;
+  l.result_stride = result_stride;
   size_t at = 0;
   auto place = [&](size_t elem) {
     size_t off = align_up(at, 256);
@@ -34,6 +36,7 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride) {
   l.off_verdict = place(sizeof(uint8_t));
   l.off_headers = place(sizeof(PacketHeaders));
   l.off_flow_hash = place(sizeof(uint32_t));
+  l.off_results = place(result_stride);
   l.off_data = place(stride);
   l.off_seq = place(sizeof(uint64_t));
   l.off_rx_ns = place(sizeof(uint64_t));
@@ -62,11 +65,13 @@ BatchView BatchLayout::view(uint8_t* base, uint32_t count) const {
   v.seq = span((uint64_t*)nullptr, off_seq);
   v.rx_ns = span((uint64_t*)nullptr, off_rx_ns);
   v.wire_ns = span((uint64_t*)nullptr, off_wire_ns);
+  v.result_stride = result_stride;
+  v.results = IsoSpan<uint8_t>(base + off_results, size_t(capacity) * result_stride);
   return v;
 }
 
-Batch::Batch(uint32_t capacity, uint32_t stride, MemoryKind kind)
-    : layout_(BatchLayout::make(capacity, stride)), kind_(kind) {
+Batch::Batch(uint32_t capacity, uint32_t stride, MemoryKind kind, uint32_t result_stride)
+    : layout_(BatchLayout::make(capacity, stride, result_stride)), kind_(kind) {
   if (kind_ == MemoryKind::host_pinned) {
     base_ = static_cast<uint8_t*>(host_alloc_pinned(layout_.bytes));
     if (!base_) kind_ = MemoryKind::host;  // no device: ordinary memory works for the CPU

@@ -34,6 +34,10 @@ struct BatchView {
   IsoSpan<uint64_t> seq;       // sequence number per ingress port
   IsoSpan<uint64_t> rx_ns;     // ingress time (monotonic clock, ns) for latency
   IsoSpan<uint64_t> wire_ns;   // capture timestamp (UNIX ns), written back on tx
+  // Per-packet results NFs hand back to the host (e.g. NIDS matches, firewall rule index):
+  // result_stride bytes per packet, each NF owning a slice at its own offset.
+  uint32_t result_stride = 0;
+  IsoSpan<uint8_t> results;
 };
 static_assert(std::is_trivially_copyable_v<BatchView>);
 
@@ -56,6 +60,10 @@ class PacketRef {
   GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
   GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
   GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
+  // This packet's slice [offset, offset + bytes) of the per-packet results record.
+  GPUNFV_HD IsoSpan<uint8_t> results(uint32_t offset, uint32_t bytes) const {
+    return b_.results.subspan(size_t(i_) * b_.result_stride + offset, bytes);
+  }
 
  private:
   const BatchView& b_;
@@ -67,11 +75,12 @@ class PacketRef {
 struct BatchLayout {
   uint32_t capacity = 0;
   uint32_t stride = 0;
-  size_t off_data = 0, off_len = 0, off_port = 0, off_out_port = 0, off_next_nf = 0,
+  uint32_t result_stride = 0;
+  size_t off_results = 0, off_data = 0, off_len = 0, off_port = 0, off_out_port = 0, off_next_nf = 0,
          off_verdict = 0, off_headers = 0, off_flow_hash = 0, off_seq = 0, off_rx_ns = 0,
          off_wire_ns = 0, bytes = 0;
 
-  static BatchLayout make(uint32_t capacity, uint32_t stride);
+  static BatchLayout make(uint32_t capacity, uint32_t stride, uint32_t result_stride = 0);
   // Bytes from the start of the allocation that hold everything the device needs for a batch
   // of `count` packets (metadata arrays, then the first `count` slots).
   size_t device_prefix_bytes(uint32_t count) const { return off_data + size_t(count) * stride; }
@@ -83,7 +92,7 @@ enum class MemoryKind { host, host_pinned };
 // Owning host batch. Pinned memory when the GPU backend will copy it.
 class Batch {
  public:
-  Batch(uint32_t capacity, uint32_t stride, MemoryKind kind);
+  Batch(uint32_t capacity, uint32_t stride, MemoryKind kind, uint32_t result_stride = 0);
   ~Batch();
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
@@ -91,6 +100,7 @@ class Batch {
   const BatchLayout& layout() const { return layout_; }
   uint32_t capacity() const { return layout_.capacity; }
   uint32_t stride() const { return layout_.stride; }
+  uint32_t result_stride() const { return layout_.result_stride; }
   uint32_t count() const { return count_; }
   void set_count(uint32_t n) { count_ = n; }
   BatchView view() const { return layout_.view(base_, count_); }

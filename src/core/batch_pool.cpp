@@ -2,10 +2,11 @@
 
 namespace gpunfv {
 
-BatchPool::BatchPool(uint32_t batches, uint32_t capacity, uint32_t stride, MemoryKind kind) {
+BatchPool::BatchPool(uint32_t batches, uint32_t capacity, uint32_t stride, MemoryKind kind,
+                     uint32_t result_stride) {
   all_.reserve(batches);
   for (uint32_t i = 0; i < batches; ++i) {
-    all_.push_back(std::make_unique<Batch>(capacity, stride, kind));
+    all_.push_back(std::make_unique<Batch>(capacity, stride, kind, result_stride));
     free_.push(all_.back().get());
   }
 }

@@ -15,7 +15,8 @@ namespace gpunfv {
 
 class BatchPool {
  public:
-  BatchPool(uint32_t batches, uint32_t capacity, uint32_t stride, MemoryKind kind);
+  BatchPool(uint32_t batches, uint32_t capacity, uint32_t stride, MemoryKind kind,
+            uint32_t result_stride = 0);
 
   // A free batch (count reset to 0), waiting up to `timeout`; nullopt if none came free.
   std::optional<Batch*> acquire(std::chrono::microseconds timeout);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/batch.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -22,6 +24,12 @@
 namespace gpunfv {
 
 enum class Backend { cpu, gpu };
+
+// Where a finished batch came from, for NFs that log per packet (e.g. NIDS alerts).
+struct CollectContext {
+  std::string_view port_name;
+  bool from_pcap = false;  // then seq + 1 is the packet's index in its capture (pcap_cnt)
+};
 
 class NetworkFunction {
  public:
@@ -46,6 +54,25 @@ class NetworkFunction {
                            const GpuStream& stream) const = 0;
 #endif
 
+  // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).
+  // The framework reserves a slice of every packet's results record for it at
+  // result_offset(); per-packet code reaches it with PacketRef::results(offset, bytes).
+  virtual uint32_t result_bytes() const { return 0; }
+  void set_result_offset(uint32_t offset) { result_offset_ = offset; }
+  uint32_t result_offset() const { return result_offset_; }
+
+  // Bytes a packet may grow by in this NF (encapsulation); slots are sized to fit.
+  virtual uint32_t headroom_bytes() const { return 0; }
+
+  // Host side, once per finished batch of a chain this NF is in, in ingress order, on the
+  // egress thread (never concurrently with itself): turn per-packet results into logs and
+  // counters. A packet reached this NF if next_nf > position, or next_nf == position with a
+  // verdict (this NF dropped it).
+  virtual void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {}
+  // NF-specific additions to the JSON report (e.g. rule_hits) and the end of a run.
+  virtual void report(nlohmann::json& j) const {}
+  virtual void finish() {}
+
   // Ports this NF may send packets to (validated to have a tx side at load time).
   virtual std::vector<uint16_t> egress_ports() const { return {}; }
 
@@ -57,6 +84,7 @@ class NetworkFunction {
 
  private:
   std::string name_;
+  uint32_t result_offset_ = 0;
 };
 
 }  // namespace gpunfv

@@ -94,8 +94,12 @@ nlohmann::json report_json(const RunStats& s) {
                            {"drops", drops_json(p->dropped)}};
   }
   j["nfs"] = nlohmann::json::object();
-  for (const auto& n : s.nfs)
-    j["nfs"][n.name] = {{"type", n.type}, {"in", n.in}, {"out", n.out}, {"drops", drops_json(n.drops)}};
+  for (size_t i = 0; i < s.nfs.size(); ++i) {
+    const NfCounters& n = s.nfs[i];
+    nlohmann::json nj = {{"type", n.type}, {"in", n.in}, {"out", n.out}, {"drops", drops_json(n.drops)}};
+    if (i < s.nf_reports.size() && s.nf_reports[i].is_object()) nj.update(s.nf_reports[i]);
+    j["nfs"][n.name] = nj;
+  }
   j["latency_ns"] = {{"p50", s.latency.quantile(0.5)},
                      {"p99", s.latency.quantile(0.99)},
                      {"max", s.latency.max()},

@@ -1,6 +1,8 @@
 // Everything a run counted, for the progress line, the summary table and the JSON report.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@ struct RunStats {
   double elapsed_s = 0;
   std::vector<std::unique_ptr<PortCounters>> ports;  // index = port id
   std::vector<NfCounters> nfs;                       // index = NF index
+  std::vector<nlohmann::json> nf_reports;            // NF-specific report keys, per NF
   LatencyHistogram latency;                          // rx to tx, transmitted packets
 
   uint64_t total_rx() const;

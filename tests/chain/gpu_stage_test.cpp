@@ -53,8 +53,9 @@ void compare_backends(const std::string& cfg_path) {
     nf->prepare(Backend::gpu);
   }
   Port& port = *rc.ports[0];
-  const uint32_t cap = rc.settings.batch_size, stride = (port.max_frame_bytes() + 63) / 64 * 64;
-  auto stage = make_gpu_stage(rc, cap, stride);
+  const BatchShape shape = plan_batch_shape(rc);
+  const uint32_t cap = shape.capacity, stride = shape.stride;
+  auto stage = make_gpu_stage(rc, shape);
   std::mutex m;
   std::condition_variable cv;
   int finished = 0;
@@ -65,7 +66,8 @@ void compare_backends(const std::string& cfg_path) {
   });
   uint64_t compared = 0;
   while (!port.rx_done()) {
-    Batch cpu(cap, stride, MemoryKind::host), gpu(cap, stride, MemoryKind::host_pinned);
+    Batch cpu(cap, stride, MemoryKind::host, shape.result_stride);
+    Batch gpu(cap, stride, MemoryKind::host_pinned, shape.result_stride);
     while (cpu.count() < cap && !port.rx_done()) port.rx_burst(cpu, cap - cpu.count());
     if (cpu.count() == 0) break;
     std::memcpy(gpu.base(), cpu.base(), cpu.layout().bytes);
@@ -84,6 +86,10 @@ void compare_backends(const std::string& cfg_path) {
       ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << i;
       ASSERT_EQ(a.out_port[i], b.out_port[i]) << i;
       ASSERT_EQ(a.flow_hash[i], b.flow_hash[i]) << i;
+      ASSERT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * shape.result_stride,
+                               b.results.framework_data() + size_t(i) * shape.result_stride,
+                               shape.result_stride))
+          << i;
       ASSERT_EQ(0, std::memcmp(&a.headers[i], &b.headers[i], sizeof(PacketHeaders))) << i;
       ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * stride,
                                b.data.framework_data() + size_t(i) * stride,
