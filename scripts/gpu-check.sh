@@ -27,7 +27,8 @@ nproc | sed 's/^/host cores: /' | tee -a "$RESULTS/device.txt"
 "$BIN/gpunfv" version | tee -a "$RESULTS/device.txt"
 
 log "unit tests"
-"$BIN/gpunfv_tests" 2>&1 | tail -n 25 | tee "$RESULTS/unit-tests.txt"
+"$BIN/gpunfv_tests" > "$RESULTS/unit-tests.txt" 2>&1 || { tail -n 40 "$RESULTS/unit-tests.txt"; exit 1; }
+grep -E "^\[ +OK \] Gpu|SKIPPED|PASSED|FAILED" "$RESULTS/unit-tests.txt"
 
 log "demo chain: CPU vs GPU output captures"
 "$BIN/gpunfv" run examples/router.yaml --backend cpu -q --report "$RESULTS/demo-cpu.json" > /dev/null
