@@ -2,7 +2,8 @@
 # Installs the Debian packages gpunfv needs, only those missing (needs root or sudo).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
-      libcli11-dev libgtest-dev libdpdk-dev libhyperscan-dev tshark python3-pytest python3-scapy)
+      libcli11-dev libgtest-dev libdpdk-dev libhyperscan-dev libssl-dev libipsec-mb-dev
+      tshark python3-pytest python3-scapy python3-cryptography)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

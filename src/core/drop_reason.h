@@ -23,7 +23,16 @@
   X(no_route, "no route to the destination (router)")                                 \
   X(ttl_expired, "TTL reached zero (router)")                                         \
   X(no_egress, "chain chose no egress port")                                          \
-  X(port_tx_error, "port failed to transmit")
+  X(port_tx_error, "port failed to transmit")                                         \
+  X(firewall_rule, "dropped by a firewall rule")                                      \
+  X(firewall_default, "dropped by the firewall's default action")                     \
+  X(nids_match, "dropped by a NIDS rule (action: drop)")                              \
+  X(esp_bad_icv, "ESP integrity check value does not verify (ipsec inbound)")         \
+  X(esp_replay, "ESP sequence number replayed or left of the window (ipsec inbound)") \
+  X(esp_unknown_spi, "no SA with the packet's SPI (ipsec inbound)")                   \
+  X(esp_malformed, "ESP packet too short, misaligned, fragmented or badly padded")   \
+  X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                   \
+  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")
 
 namespace gpunfv {
 

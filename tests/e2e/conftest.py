@@ -26,6 +26,9 @@ DROP_REASONS = (
     "truncated_l2", "truncated_l3", "bad_ip_version", "bad_ipv4_ihl", "bad_ip_length",
     "truncated_l4", "bad_tcp_offset", "oversize", "not_ipv4", "ipv4_bad_checksum", "no_route",
     "ttl_expired", "no_egress", "port_tx_error",
+    "firewall_rule", "firewall_default", "nids_match",
+    "esp_bad_icv", "esp_replay", "esp_unknown_spi", "esp_malformed", "ipsec_no_sa",
+    "esp_seq_exhausted",
 )
 
 RUN_TIMEOUT_S = 60

@@ -1,71 +1,14 @@
 #include "nf/router/route_file.h"
 
-#include <zlib.h>
-
-#include <cerrno>
-#include <cstring>
-#include <memory>
 #include <string_view>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace gpunfv {
 
 namespace {
-
-// The whole (decompressed) file; route tables are at most a few tens of MiB of text.
-std::string read_all(const std::string& path) {
-  errno = 0;
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
-  if (!in) {
-    throw ConfigError(path, std::string("cannot open route file: ") +
-                                (errno ? std::strerror(errno) : "out of memory"));
-  }
-  std::string text;
-  char chunk[1 << 16];
-  for (;;) {
-    int n = gzread(in.get(), chunk, sizeof chunk);
-    if (n < 0) {
-      int zerr = 0;
-      const char* msg = gzerror(in.get(), &zerr);
-      if (zerr == Z_ERRNO) msg = std::strerror(errno);
-      throw ConfigError(path, std::string("cannot read route file: ") + msg);
-    }
-    if (n == 0) break;
-    text.append(chunk, size_t(n));
-  }
-  return text;
-}
-
-// Splits a line (comment removed) into whitespace-separated fields.
-std::vector<std::string_view> fields_of(std::string_view line) {
-  if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
-
-// Calls fn(line_number, fields) for every line that has fields.
-template <typename Fn>
-void for_each_line(const std::string& text, Fn fn) {
-  std::string_view rest(text);
-  long line_no = 0;
-  while (!rest.empty()) {
-    size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    ++line_no;
-    auto fields = fields_of(line);
-    if (!fields.empty()) fn(line_no, fields);
-  }
-}
 
 // Parses the prefix field; rejects malformed prefixes, host bits and repeats.
 class PrefixParser {
@@ -107,11 +50,11 @@ class PrefixParser {
 }  // namespace
 
 RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of) {
-  std::string text = read_all(path);
+  std::string text = read_text_file(path, "route file");
   PrefixParser parser(path);
   RouteTable table;
   std::unordered_map<std::string, uint32_t> next_hop_of_name;
-  for_each_line(text, [&](long line, const std::vector<std::string_view>& f) {
+  for_each_field_line(text, [&](long line, const std::vector<std::string_view>& f) {
     Ipv4Prefix prefix = parser.parse(f[0], line);
     if (f.size() < 2) parser.fail(line, "missing next hop (port name) after " + std::string(f[0]));
     if (f.size() > 2)
@@ -130,10 +73,10 @@ RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of) 
 }
 
 std::vector<Ipv4Prefix> read_prefix_file(const std::string& path) {
-  std::string text = read_all(path);
+  std::string text = read_text_file(path, "route file");
   PrefixParser parser(path);
   std::vector<Ipv4Prefix> prefixes;
-  for_each_line(text, [&](long line, const std::vector<std::string_view>& f) {
+  for_each_field_line(text, [&](long line, const std::vector<std::string_view>& f) {
     Ipv4Prefix prefix = parser.parse(f[0], line);
     if (f.size() > 1)
       parser.fail(line, "unexpected '" + std::string(f[1]) +

@@ -1,0 +1,166 @@
+#include "nf/firewall/firewall.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "nf/run_per_packet.h"
+
+namespace gpunfv {
+
+namespace {
+
+std::vector<uint8_t> drops_of(const std::vector<ClassBenchRule>& rules, FirewallAction dflt) {
+  std::vector<uint8_t> out;
+  out.reserve(rules.size());
+  for (const ClassBenchRule& r : rules)
+    out.push_back(r.action.value_or(dflt) == FirewallAction::drop ? 1 : 0);
+  return out;
+}
+
+std::vector<long> lines_of(const std::vector<ClassBenchRule>& rules) {
+  std::vector<long> out;
+  out.reserve(rules.size());
+  for (const ClassBenchRule& r : rules) out.push_back(r.file_line);
+  return out;
+}
+
+FirewallAction action_setting(const ConfigNode& node, const std::string& key,
+                              FirewallAction dflt) {
+  auto n = node.get(key);
+  if (!n) return dflt;
+  std::string word = n->as_string();
+  auto a = parse_firewall_action(word);
+  if (!a) n->fail(key + ": unknown action '" + word + "' (expected accept or drop)");
+  return *a;
+}
+
+}  // namespace
+
+Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, FirewallAction rule_action,
+                   FirewallAction no_match_action, std::string rules_file)
+    : NetworkFunction(std::move(name)),
+      rules_(match_parts(rules)),
+      rule_lines_(lines_of(rules)),
+      rule_drops_(drops_of(rules, rule_action)),
+      no_match_action_(no_match_action),
+      rules_file_(std::move(rules_file)),
+      classifier_(rules_),
+      rule_hits_(rules_.size(), 0) {}
+
+std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
+  node.only_keys({"name", "type", "rules", "action", "default"});
+  std::string name = node.str("name");
+  if (auto type = node.get("type"); type && type->as_string() != "firewall")
+    type->fail("expected type 'firewall', got '" + type->as_string() + "'");
+  FirewallAction rule_action = action_setting(node, "action", FirewallAction::drop);
+  FirewallAction no_match = action_setting(node, "default", FirewallAction::accept);
+  std::string file = node.path("rules");
+  std::vector<ClassBenchRule> rules = read_classbench_file(file);
+  try {
+    return std::make_unique<Firewall>(name, std::move(rules), rule_action, no_match, file);
+  } catch (const std::length_error& e) {
+    node["rules"].fail("firewall " + name + ": " + e.what());
+  }
+}
+
+FirewallView Firewall::host_view() const {
+  return FirewallView{classifier_.ref(),
+                      IsoSpan<const uint8_t>(rule_drops_.data(), rule_drops_.size()),
+                      result_offset(), no_match_action_ == FirewallAction::drop};
+}
+
+void Firewall::prepare(Backend backend) {
+  if (backend == Backend::cpu) return;
+#if GPUNFV_HAVE_CUDA
+  classifier_.upload_to_device();
+  device_rule_drops_.upload(rule_drops_);
+  device_classifier_ = classifier_.device_ref();
+#else
+  throw std::runtime_error("firewall " + name() + ": this build has no GPU backend");
+#endif
+}
+
+void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
+  run_per_packet_cpu(b, begin, end, position, host_view(), FirewallLogic{});
+}
+
+void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+  for (uint32_t i = 0; i < b.count; ++i) {
+    const uint8_t at = b.next_nf[i];
+    // Reached this NF: passed it (at > position) or was dropped by it (at == position with a
+    // verdict); kChainDone marks a packet dropped at ingress classification.
+    const bool reached =
+        at != kChainDone &&
+        (at > position || (at == position && b.verdict[i] != uint8_t(DropReason::none)));
+    if (!reached) continue;
+    IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);
+    const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
+                          (uint32_t(r[3]) << 24);
+    if (rule < rule_hits_.size())
+      ++rule_hits_[rule];
+    else if (rule == kNoRule)
+      ++no_match_;
+    else
+      ++not_ipv4_;
+  }
+}
+
+void Firewall::report(nlohmann::json& j) const {
+  nlohmann::json hits = nlohmann::json::object();
+  for (size_t i = 0; i < rule_hits_.size(); ++i)
+    if (rule_hits_[i] != 0) hits[std::to_string(i)] = rule_hits_[i];
+  j["rules"] = rules_.size();
+  j["rule_hits"] = std::move(hits);
+  j["no_match"] = no_match_;
+  j["not_ipv4"] = not_ipv4_;
+}
+
+std::string Firewall::command(std::string_view cmd) const {
+  constexpr std::string_view kMatch = "match ";
+  if (cmd.substr(0, kMatch.size()) != kMatch) {
+    if (cmd == "describe") return describe();
+    return "unknown command '" + std::string(cmd) +
+           "' (try: describe, match SRC DST PROTO SPORT DPORT)";
+  }
+  const char* usage = "usage: match SRC DST PROTO SPORT DPORT (e.g. match 10.0.0.1 10.0.0.2 6 1234 80)";
+  std::vector<std::string_view> words;
+  std::string_view rest = cmd.substr(kMatch.size());
+  while (!rest.empty()) {
+    size_t sp = rest.find(' ');
+    if (sp != 0) words.push_back(rest.substr(0, sp));
+    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+  }
+  if (words.size() != 5) return usage;
+  auto number = [](std::string_view s, uint32_t max) -> std::optional<uint32_t> {
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
+    return v;
+  };
+  auto src = parse_ipv4(words[0]), dst = parse_ipv4(words[1]);
+  auto proto = number(words[2], 255), sport = number(words[3], 65535), dport = number(words[4], 65535);
+  if (!src || !dst || !proto || !sport || !dport) return usage;
+  FiveTuple t{*src, *dst, uint16_t(*sport), uint16_t(*dport), uint8_t(*proto)};
+  uint32_t rule = classifier_.ref().classify(t);
+  if (rule == kNoRule)
+    return "no rule matches: " + std::string(firewall_action_name(no_match_action_)) + " (default)";
+  const std::string line = std::to_string(rule_lines_[rule]);
+  return "rule " + std::to_string(rule) + " (" +
+         (rules_file_.empty() ? "line " + line : rules_file_ + ":" + line) +
+         "): " + std::string(firewall_action_name(action_of(rule)));
+}
+
+std::string Firewall::describe() const {
+  size_t drops = 0;
+  for (uint8_t d : rule_drops_) drops += d;
+  return "firewall " + name() + ": " + std::to_string(rules_.size()) + " rules (" +
+         std::to_string(drops) + " drop, " + std::to_string(rules_.size() - drops) +
+         " accept), no match: " + std::string(firewall_action_name(no_match_action_)) + "; " +
+         std::to_string(classifier_.vector_count()) + " distinct bit vectors of " +
+         std::to_string(classifier_.vector_bytes()) + " B, tables " +
+         std::to_string((classifier_.table_bytes() + 1023) / 1024) + " KiB";
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,88 @@
+// Firewall NF: 5-tuple classification of IPv4 packets against an ordered rule list, the first
+// matching rule's action applied (G-NET's firewall: bit-vector search).
+//
+//   - name: fw
+//     type: firewall
+//     rules: firewall/example.rules   # ClassBench format (optionally .gz), see classbench_file.h
+//     action: drop                    # action of rules without an action word (default drop)
+//     default: accept                 # action when no rule matches (default accept)
+//
+// Drops: firewall_rule (a matching rule says drop), firewall_default (no rule matched and the
+// default is drop). Non-IPv4 packets pass unclassified (see firewall_logic.h).
+// Per-packet result (4 bytes): the matched rule's index, kNoRule, or kNotIpv4.
+// Report: `rules` (count), `rule_hits` {"rule index": packets} for rules that matched at least
+// one packet (the index counts rule lines only, from 0; see classbench_file.h), `no_match`
+// (IPv4 packets no rule matched), `not_ipv4` (packets passed unclassified).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config_node.h"
+#include "nf/firewall/bitvector_classifier.h"
+#include "nf/firewall/classbench_file.h"
+#include "nf/firewall/firewall_logic.h"
+#include "nf/network_function.h"
+
+#if GPUNFV_HAVE_CUDA
+#include "gpu/device_buffer.h"
+#endif
+
+namespace gpunfv {
+
+class Firewall final : public NetworkFunction {
+ public:
+  // `rule_action`: the action of rules without their own; `no_match_action`: when none matches.
+  // Throws std::length_error when the rules' bit-vector tables grow past the classifier's limit.
+  Firewall(std::string name, std::vector<ClassBenchRule> rules, FirewallAction rule_action,
+           FirewallAction no_match_action, std::string rules_file = {});
+
+  // Reads `name`, `type`, `rules`, `action`, `default` (see above). Throws ConfigError.
+  static std::unique_ptr<Firewall> from_config(const ConfigNode& node);
+
+  std::string_view type() const override { return "firewall"; }
+  void prepare(Backend backend) override;
+  void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
+#if GPUNFV_HAVE_CUDA
+  void process_gpu(const BatchView& device_batch, uint8_t position,
+                   const GpuStream& stream) const override;
+#endif
+  uint32_t result_bytes() const override { return kFirewallResultBytes; }
+  void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  void report(nlohmann::json& j) const override;
+  // "describe", or "match SRC DST PROTO SPORT DPORT" (the rule a 5-tuple matches).
+  std::string command(std::string_view cmd) const override;
+  std::string describe() const override;
+
+  size_t rule_count() const { return rules_.size(); }
+  const std::vector<FiveTupleRule>& rules() const { return rules_; }
+  FirewallAction action_of(uint32_t rule) const {
+    return rule_drops_[rule] ? FirewallAction::drop : FirewallAction::accept;
+  }
+  const BitVectorClassifier& classifier() const { return classifier_; }
+  // View of the host tables, as process() uses it.
+  FirewallView host_view() const;
+
+  // Counted by collect().
+  const std::vector<uint64_t>& rule_hits() const { return rule_hits_; }
+  uint64_t no_match() const { return no_match_; }
+  uint64_t not_ipv4() const { return not_ipv4_; }
+
+ private:
+  std::vector<FiveTupleRule> rules_;
+  std::vector<long> rule_lines_;     // file line of each rule, for messages
+  std::vector<uint8_t> rule_drops_;  // 1: the rule's action is drop
+  FirewallAction no_match_action_;
+  std::string rules_file_;
+  BitVectorClassifier classifier_;
+  std::vector<uint64_t> rule_hits_;
+  uint64_t no_match_ = 0, not_ipv4_ = 0;
+#if GPUNFV_HAVE_CUDA
+  DeviceBuffer<uint8_t> device_rule_drops_;
+  BitVectorClassifierRef device_classifier_{};
+#endif
+};
+
+}  // namespace gpunfv

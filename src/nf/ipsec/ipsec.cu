@@ -1,0 +1,169 @@
+// The IPsec NF's GPU backend: the same per-packet ESP code as process(), as kernels, plus the
+// two order-dependent passes (esp_order.h) as warp-per-SA kernels.
+//
+// Order across batches: several batches are in flight on their own streams, so their kernels
+// may run in any order. The ordered pass of every batch therefore runs on one stream owned by
+// the NF, in the order process_gpu() is called (the GPU stage's single launcher thread calls it
+// in ingress order): an event hands each batch from its stream to the NF's stream for the
+// ordered pass and back. The per-packet work of different batches still overlaps freely.
+//
+// Order within a batch: one warp per SA walks the batch 32 packets at a time, in packet order.
+// Outbound, a ballot marks the SA's packets among the 32 and each gets the SA's counter plus
+// the number of the SA's packets before it (a prefix count), exactly the numbers the CPU's
+// sequential loop hands out. Inbound, the window lives in every lane's registers; the lanes
+// apply the SA's packets one at a time in lane order (shuffling each sequence number to all
+// lanes), so the window sees the same sequence as on the CPU.
+#include <mutex>
+
+#include "gpu/cuda_check.h"
+#include "gpu/per_packet_kernel.cuh"
+#include "nf/ipsec/esp_order.h"
+#include "nf/ipsec/ipsec.h"
+
+namespace gpunfv {
+
+struct IpsecGateway::GpuState {
+  cudaStream_t order = nullptr;  // the ordered passes of all batches, in launch order
+  cudaEvent_t ready = nullptr;   // a batch's per-packet step is done (batch stream -> order)
+  cudaEvent_t done = nullptr;    // its ordered pass is done (order -> batch stream)
+  std::mutex m;                  // one launch sequence at a time (events are reused)
+
+  GpuState() {
+    GPUNFV_CUDA(cudaStreamCreateWithFlags(&order, cudaStreamNonBlocking));
+    GPUNFV_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    GPUNFV_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  }
+  ~GpuState() {
+    if (done) cudaEventDestroy(done);
+    if (ready) cudaEventDestroy(ready);
+    if (order) cudaStreamDestroy(order);
+  }
+};
+
+void IpsecGateway::GpuStateDeleter::operator()(GpuState* s) const { delete s; }
+
+namespace {
+
+constexpr int kOrderThreads = 128;  // 4 warps, 4 SAs per block
+// A packet's crypto is thousands of instructions on one thread, so the per-packet kernels use
+// small blocks: a batch of 2048 packets spreads over 32 SMs instead of 8.
+constexpr int kCryptoThreads = 64;
+
+__global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
+    esp::select_outbound_sa(b, i, position, v);
+}
+
+__device__ __forceinline__ uint32_t lanes_below(uint32_t lane) { return (1u << lane) - 1u; }
+
+__global__ void number_kernel(BatchView b, uint8_t position, uint32_t result_offset,
+                              uint32_t sa_count, IsoSpan<esp::SaState> state) {
+  const uint32_t sa = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31;
+  if (sa >= sa_count) return;  // whole warps: blockDim is a multiple of 32
+  uint64_t next = state[sa].next_seq;
+  for (uint32_t base = 0; base < b.count; base += 32) {
+    const uint32_t i = base + lane;
+    esp::EspRecord rec;
+    bool mine = false;
+    if (i < b.count && esp::at_position(b, i, position)) {
+      rec = esp::read_record(b, i, result_offset);
+      mine = rec.sa == sa;
+    }
+    const uint32_t mask = __ballot_sync(0xFFFFFFFFu, mine);
+    if (mine) {
+      const uint64_t seq = next + __popc(mask & lanes_below(lane));
+      if (seq > esp::kLastSeq)
+        rec.flags |= esp::kSeqExhausted;
+      else
+        rec.seq = uint32_t(seq);
+      esp::write_record(b, i, result_offset, rec);
+    }
+    next += __popc(mask);
+  }
+  if (lane == 0) state[sa].next_seq = next < esp::kLastSeq + 1 ? next : esp::kLastSeq + 1;
+}
+
+__global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_offset,
+                              uint32_t sa_count, IsoSpan<esp::SaState> state) {
+  const uint32_t sa = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31;
+  if (sa >= sa_count) return;
+  esp::ReplayWindow window = state[sa].window;  // the same copy in every lane
+  for (uint32_t base = 0; base < b.count; base += 32) {
+    const uint32_t i = base + lane;
+    bool mine = false;
+    uint32_t seq = 0;
+    if (i < b.count && b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
+        b.next_nf[i] == uint8_t(position + 1)) {
+      esp::EspRecord rec = esp::read_record(b, i, result_offset);
+      mine = esp::decapsulated_here(b, i, position, rec) && rec.sa == sa;
+      seq = rec.seq;
+    }
+    uint32_t mask = __ballot_sync(0xFFFFFFFFu, mine);
+    bool replayed = false;
+    while (mask) {
+      const int j = __ffs(mask) - 1;
+      const uint32_t s = __shfl_sync(0xFFFFFFFFu, seq, j);
+      const bool ok = window.accept(s);
+      if (int(lane) == j) replayed = !ok;
+      mask &= mask - 1;
+    }
+    if (mine && replayed) esp::drop_as_replay(b, i, position);
+  }
+  if (lane == 0) state[sa].window = window;
+}
+
+}  // namespace
+
+void IpsecGateway::prepare_gpu() {
+  table_.upload_to_device();
+  device_view_ = esp::EspView{table_.device_ref(), result_offset(), bypass_, iv_epoch_};
+  if (!gpu_) gpu_.reset(new GpuState);
+}
+
+void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuStream& s) const {
+  if (db.count == 0) return;
+  esp::EspView v = device_view_;
+  v.result_offset = result_offset();  // fixed by the batch shape, possibly after prepare()
+  const uint32_t sa_count = uint32_t(table_.size());
+  const int order_blocks = int((uint64_t(sa_count) * 32 + kOrderThreads - 1) / kOrderThreads);
+  IsoSpan<esp::SaState> state = table_.device_state();
+
+  GpuStream crypto = s;
+  crypto.threads_per_block = kCryptoThreads;
+
+  std::lock_guard<std::mutex> lock(gpu_->m);
+  // Runs `pass` on the NF's ordering stream after everything queued so far on the batch's
+  // stream, and makes the batch's stream wait for it.
+  auto ordered = [&](auto pass) {
+    if (sa_count == 0) return;  // no SA: nothing to number or check
+    GPUNFV_CUDA(cudaEventRecord(gpu_->ready, s.stream));
+    GPUNFV_CUDA(cudaStreamWaitEvent(gpu_->order, gpu_->ready, 0));
+    pass();
+    GPUNFV_CUDA(cudaGetLastError());
+    GPUNFV_CUDA(cudaEventRecord(gpu_->done, gpu_->order));
+    GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, gpu_->done, 0));
+  };
+
+  if (direction_ == IpsecDirection::outbound) {
+    int threads = s.threads_per_block;
+    int blocks = int((db.count + threads - 1) / threads);
+    if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
+    select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
+    GPUNFV_CUDA(cudaGetLastError());
+    ordered([&] {
+      number_kernel<<<order_blocks, kOrderThreads, 0, gpu_->order>>>(db, position, v.result_offset,
+                                                                     sa_count, state);
+    });
+    launch_per_packet(db, position, v, esp::Encapsulate{}, crypto);
+  } else {
+    launch_per_packet(db, position, v, esp::Decapsulate{}, crypto);
+    ordered([&] {
+      replay_kernel<<<order_blocks, kOrderThreads, 0, gpu_->order>>>(db, position, v.result_offset,
+                                                                     sa_count, state);
+    });
+  }
+}
+
+}  // namespace gpunfv

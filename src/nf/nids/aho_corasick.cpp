@@ -1,0 +1,179 @@
+#include "nf/nids/aho_corasick.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace gpunfv {
+
+Pattern canonical_pattern(std::string_view bytes, bool nocase) {
+  Pattern p{std::string(bytes), nocase};
+  if (!nocase) return p;
+  bool letters = false;
+  for (char& c : p.bytes) {
+    uint8_t folded = ascii_fold(uint8_t(c));
+    letters |= folded >= 'a' && folded <= 'z';
+    c = char(folded);
+  }
+  p.nocase = letters;
+  return p;
+}
+
+uint32_t PatternSet::add(std::string_view bytes, bool nocase) {
+  if (bytes.empty()) throw std::invalid_argument("empty pattern");
+  Pattern p = canonical_pattern(bytes, nocase);
+  std::string key;
+  key.reserve(p.bytes.size() + 1);
+  key.push_back(p.nocase ? 'i' : 's');
+  key += p.bytes;
+  auto [it, inserted] = id_of_.try_emplace(std::move(key), uint32_t(patterns_.size()));
+  if (inserted) patterns_.push_back(std::move(p));
+  return it->second;
+}
+
+namespace {
+
+// The trie before it becomes a table: children as small sorted lists (most nodes have one).
+struct TrieNode {
+  std::vector<std::pair<uint8_t, uint32_t>> kids;  // (folded byte, node), sorted by byte
+  std::vector<uint32_t> ends;                      // patterns whose folded form ends here
+  uint16_t depth = 0;
+};
+
+uint32_t child_or_add(std::vector<TrieNode>& trie, uint32_t node, uint8_t c) {
+  auto& kids = trie[node].kids;
+  auto it = std::lower_bound(kids.begin(), kids.end(), c,
+                             [](const auto& kid, uint8_t b) { return kid.first < b; });
+  if (it != kids.end() && it->first == c) return it->second;
+  uint32_t id = uint32_t(trie.size());
+  uint16_t depth = uint16_t(trie[node].depth + 1);
+  kids.insert(it, {c, id});  // may reallocate trie[node].kids only, not `trie`
+  trie.emplace_back();
+  trie.back().depth = depth;
+  return id;
+}
+
+}  // namespace
+
+AhoCorasick::AhoCorasick(std::span<const Pattern> patterns) {
+  // 1. The trie over folded bytes, and the patterns' own tables.
+  std::vector<TrieNode> trie(1);
+  pat_len_.reserve(patterns.size());
+  pat_off_.reserve(patterns.size());
+  for (uint32_t p = 0; p < patterns.size(); ++p) {
+    const Pattern& pat = patterns[p];
+    if (pat.bytes.empty()) throw std::invalid_argument("empty pattern");
+    if (pat.bytes.size() > ac::kMaxPatternBytes)
+      throw std::length_error("pattern of " + std::to_string(pat.bytes.size()) +
+                              " bytes (at most " + std::to_string(ac::kMaxPatternBytes) + ")");
+    uint32_t node = 0;
+    bool letters = false;
+    for (char ch : pat.bytes) {
+      uint8_t c = uint8_t(ch), f = ascii_fold(c);
+      letters |= (f >= 'a' && f <= 'z');
+      node = child_or_add(trie, node, f);
+    }
+    trie[node].ends.push_back(p);
+    const uint32_t len = uint32_t(pat.bytes.size());
+    pat_len_.push_back(len | (!pat.nocase && letters ? ac::kVerify : 0));
+    pat_off_.push_back(uint32_t(pat_bytes_.size()));
+    pat_bytes_.insert(pat_bytes_.end(), pat.bytes.begin(), pat.bytes.end());
+    max_len_ = std::max(max_len_, len);
+  }
+  const size_t states = trie.size();
+  if (states > ac::kStateMask) throw std::length_error("more than 2^31 automaton states");
+
+  // 2. Breadth-first order: new id of a trie node = its rank.
+  std::vector<uint32_t> order;  // trie node of each new id
+  order.reserve(states);
+  order.push_back(0);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (const auto& kid : trie[order[k]].kids) order.push_back(kid.second);
+  std::vector<uint32_t> new_id(states);
+  for (uint32_t k = 0; k < states; ++k) new_id[order[k]] = k;
+
+  // 3. The table, row by row in BFS order. A state's failure state (its longest proper suffix
+  // in the trie) is shallower, so its row is complete before it is needed: missing transitions
+  // are copied from it, and a child's failure state is read off it.
+  delta_.assign(states * 256, 0);
+  depth_.resize(states);
+  std::vector<uint32_t> fail(states, 0);
+  std::vector<uint8_t> has_output(states, 0);  // own or inherited outputs
+  has_output[0] = 0;
+  for (uint32_t s = 0; s < states; ++s) {
+    const TrieNode& node = trie[order[s]];
+    depth_[s] = node.depth;
+    uint32_t* row = &delta_[size_t(s) << 8];
+    const uint32_t* fail_row = s == 0 ? nullptr : &delta_[size_t(fail[s]) << 8];
+    if (fail_row) std::copy(fail_row, fail_row + 256, row);
+    for (const auto& [c, kid] : node.kids) {
+      const uint32_t t = new_id[kid];
+      fail[t] = fail_row ? (fail_row[c] & ac::kStateMask) : 0;
+      // fail[t] is shallower than t, its own failure state was set with its parent's row.
+      has_output[t] = !trie[kid].ends.empty() || has_output[fail[t]];
+      row[c] = t | (has_output[t] ? ac::kHasOutput : 0);
+    }
+    // Upper-case letters behave as their lower-case forms.
+    for (int c = 'A'; c <= 'Z'; ++c) row[c] = row[c - 'A' + 'a'];
+  }
+
+  // 4. Outputs, flattened: a state ends its own patterns and those of its failure state.
+  out_begin_.resize(states + 1);
+  out_begin_[0] = 0;
+  for (uint32_t s = 0; s < states; ++s) {
+    const auto& ends = trie[order[s]].ends;
+    out_ids_.insert(out_ids_.end(), ends.begin(), ends.end());
+    if (s != 0) {
+      const uint32_t f = fail[s];
+      for (uint32_t k = out_begin_[f]; k < out_begin_[f + 1]; ++k) out_ids_.push_back(out_ids_[k]);
+    }
+    if (out_ids_.size() > UINT32_MAX) throw std::length_error("too many automaton outputs");
+    out_begin_[s + 1] = uint32_t(out_ids_.size());
+  }
+}
+
+AhoCorasickRef AhoCorasick::ref() const {
+  return AhoCorasickRef(IsoSpan<const uint32_t>(delta_.data(), delta_.size()),
+                        IsoSpan<const uint32_t>(out_begin_.data(), out_begin_.size()),
+                        IsoSpan<const uint32_t>(out_ids_.data(), out_ids_.size()),
+                        IsoSpan<const uint16_t>(depth_.data(), depth_.size()),
+                        IsoSpan<const uint32_t>(pat_len_.data(), pat_len_.size()),
+                        IsoSpan<const uint32_t>(pat_off_.data(), pat_off_.size()),
+                        IsoSpan<const uint8_t>(pat_bytes_.data(), pat_bytes_.size()), max_len_);
+}
+
+size_t AhoCorasick::table_bytes() const {
+  return delta_.size() * sizeof(uint32_t) + out_begin_.size() * sizeof(uint32_t) +
+         out_ids_.size() * sizeof(uint32_t) + depth_.size() * sizeof(uint16_t) +
+         pat_len_.size() * sizeof(uint32_t) + pat_off_.size() * sizeof(uint32_t) +
+         pat_bytes_.size();
+}
+
+std::vector<uint32_t> AhoCorasick::matched_patterns(std::span<const uint8_t> text) const {
+  std::vector<uint32_t> ids;
+  ref().scan(IsoSpan<const uint8_t>(text.data(), text.size()),
+             [&](uint32_t p, uint32_t) { ids.push_back(p); });
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+#if GPUNFV_HAVE_CUDA
+void AhoCorasick::upload_to_device() {
+  if (d_delta_.size() != 0) return;
+  d_delta_.upload(delta_);
+  d_out_begin_.upload(out_begin_);
+  d_out_ids_.upload(out_ids_);
+  d_depth_.upload(depth_);
+  d_pat_len_.upload(pat_len_);
+  d_pat_off_.upload(pat_off_);
+  d_pat_bytes_.upload(pat_bytes_);
+}
+
+AhoCorasickRef AhoCorasick::device_ref() const {
+  return AhoCorasickRef(d_delta_.span(), d_out_begin_.span(), d_out_ids_.span(), d_depth_.span(),
+                        d_pat_len_.span(), d_pat_off_.span(), d_pat_bytes_.span(), max_len_);
+}
+#endif
+
+}  // namespace gpunfv

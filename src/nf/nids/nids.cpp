@@ -1,0 +1,218 @@
+#include "nf/nids/nids.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "nf/run_per_packet.h"
+
+namespace gpunfv {
+
+namespace {
+
+// alerts_by_sid in the report: the sids with the most alerts, at most this many.
+constexpr size_t kReportSids = 100;
+
+std::string mib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  return text;
+}
+
+}  // namespace
+
+Nids::Nids(std::string name, RuleSet rules, Options options)
+    : NetworkFunction(std::move(name)),
+      rules_(std::move(rules)),
+      options_(std::move(options)),
+      drop_(options_.action == Action::drop),
+      matcher_(rules_.rules.empty()
+                   ? throw std::invalid_argument("nids: no rule to load")
+                   : std::span<const Rule>(rules_.rules)),
+      alerts_by_rule_(rules_.rules.size(), 0) {
+  msg_json_.reserve(rules_.rules.size());
+  for (const Rule& r : rules_.rules) msg_json_.push_back(json_quote(r.msg));
+}
+
+Nids::~Nids() = default;
+
+std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
+  node.only_keys({"name", "type", "rules", "action", "alerts"});
+  std::string name = node.str("name");
+  if (auto type = node.get("type"); type && type->as_string() != "nids")
+    type->fail("expected type 'nids', got '" + type->as_string() + "'");
+
+  ConfigNode rules_node = node["rules"];
+  std::vector<std::string> files;
+  if (rules_node.is_scalar()) {
+    files.push_back(node.path("rules"));
+  } else if (rules_node.is_sequence()) {
+    for (const ConfigNode& item : rules_node.items()) files.push_back(item.resolve_path(item.as_string()));
+  }
+  if (files.empty()) rules_node.fail("rules: expected a rule file path or a list of them");
+
+  Options opt;
+  opt.rule_files = files.size();
+  std::string action = node.str_or("action", "alert");
+  if (action == "drop")
+    opt.action = Action::drop;
+  else if (action != "alert")
+    node["action"].fail("action: expected alert or drop, got '" + action + "'");
+  if (node.has("alerts")) opt.alerts_path = node.path("alerts");
+
+  RuleSet set = read_rules_files(files);
+  if (set.rules.empty()) {
+    std::string why = std::to_string(set.stats.rule_lines) + " rule lines, " +
+                      std::to_string(set.stats.skipped_total()) + " skipped";
+    if (!set.skip_examples.empty()) why += "; first: " + set.skip_examples.front();
+    rules_node.fail("nids " + name + ": no rule could be loaded (" + why + ")");
+  }
+  try {
+    return std::make_unique<Nids>(name, std::move(set), std::move(opt));
+  } catch (const std::length_error& e) {
+    rules_node.fail("nids " + name + ": " + e.what());
+  }
+}
+
+void Nids::prepare(Backend backend) {
+  if (!options_.alerts_path.empty() && !log_) log_ = std::make_unique<AlertLog>(options_.alerts_path);
+  if (backend == Backend::cpu) return;
+#if GPUNFV_HAVE_CUDA
+  prepare_gpu();
+#else
+  throw std::runtime_error("nids " + name() + ": this build has no GPU backend");
+#endif
+}
+
+void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
+  NidsScratch scratch(matcher_.automaton().pattern_count());
+  run_per_packet_cpu(b, begin, end, position, host_view(),
+                     [&scratch](const NidsView& v, PacketRef p) {
+                       return nids_packet_cpu(v, p, scratch);
+                     });
+}
+
+void Nids::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
+  for (uint32_t i = 0; i < b.count; ++i) {
+    const uint8_t at = b.next_nf[i];
+    const bool reached = at != kChainDone && (at > position || (at == position && b.verdict[i] != 0));
+    if (!reached) continue;
+    const NidsResult r = NidsResult::load(b.results.framework_data() +
+                                          size_t(i) * b.result_stride + result_offset());
+    if (r.fired == 0) continue;
+    ++packets_alerted_;
+    alerts_not_logged_ += r.fired - r.kept();
+    AlertEvent e;
+    if (log_) {
+      e.wire_ns = b.wire_ns[i];
+      if (ctx.from_pcap) e.pcap_cnt = b.seq[i] + 1;
+      e.frame = b.data.subspan(size_t(i) * b.stride, std::min<uint32_t>(b.len[i], b.stride));
+      e.headers = b.headers[i];
+      e.blocked = drop_;
+    }
+    for (uint32_t k = 0; k < r.kept(); ++k) {
+      const uint32_t rule = r.rules[k];
+      if (rule >= rules_.rules.size()) continue;  // cannot happen: both backends write indices
+      ++alerts_;
+      ++alerts_by_rule_[rule];
+      if (!log_) continue;
+      const Rule& rr = rules_.rules[rule];
+      e.gid = rr.gid;
+      e.sid = rr.sid;
+      e.rev = rr.rev;
+      e.msg_json = msg_json_[rule];
+      log_->write(e);
+    }
+  }
+}
+
+void Nids::finish() {
+  if (log_) log_->flush();
+}
+
+void Nids::report(nlohmann::json& j) const {
+  const RulesStats& st = rules_.stats;
+  j["rules_loaded"] = st.loaded;
+  nlohmann::json skipped = nlohmann::json::object();
+  for (int i = 0; i < kRuleSkipCount; ++i)
+    if (st.skipped[i]) skipped[std::string(rule_skip_name(RuleSkip(i)))] = st.skipped[i];
+  skipped["total"] = st.skipped_total();
+  j["rules_skipped"] = skipped;
+  nlohmann::json unevaluated = nlohmann::json::object();
+  for (int b = 0; b < kRuleFeatureCount; ++b)
+    unevaluated[std::string(rule_feature_name(b))] = st.loaded_with[b];
+  j["rules_not_evaluated"] = unevaluated;
+  j["patterns"] = matcher_.patterns().size();
+  j["dfa_states"] = matcher_.automaton().state_count();
+  j["table_bytes"] = matcher_.table_bytes();
+  j["alerts"] = alerts_;
+  j["alerts_not_logged"] = alerts_not_logged_;
+  j["packets_alerted"] = packets_alerted_;
+
+  // The sids with the most alerts (ties: lower sid first).
+  std::vector<std::pair<uint64_t, uint32_t>> by_sid;  // (count, rule)
+  for (uint32_t r = 0; r < alerts_by_rule_.size(); ++r)
+    if (alerts_by_rule_[r]) by_sid.emplace_back(alerts_by_rule_[r], r);
+  std::sort(by_sid.begin(), by_sid.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return rules_.rules[a.second].sid < rules_.rules[b.second].sid;
+  });
+  nlohmann::json sids = nlohmann::json::object();
+  for (size_t k = 0; k < by_sid.size() && k < kReportSids; ++k)
+    sids[std::to_string(rules_.rules[by_sid[k].second].sid)] = by_sid[k].first;
+  j["alerts_by_sid"] = sids;
+  if (by_sid.size() > kReportSids) j["alerts_by_sid_omitted"] = by_sid.size() - kReportSids;
+  if (log_) j["alert_log"] = log_->path();
+}
+
+std::string Nids::command(std::string_view cmd) const {
+  if (cmd == "describe") return describe();
+  if (cmd == "skipped") {
+    std::string out = std::to_string(rules_.stats.skipped_total()) + " rule lines skipped";
+    for (const std::string& e : rules_.skip_examples) out += "\n  " + e;
+    return out;
+  }
+  if (cmd.substr(0, 4) == "sid ") {
+    for (const Rule& r : rules_.rules)
+      if (std::to_string(r.sid) == cmd.substr(4))
+        return "sid " + std::to_string(r.sid) + " (" + r.file + ":" + std::to_string(r.line) +
+               "): " + r.msg + ", " + std::to_string(r.contents.size()) + " contents";
+    return std::string(cmd) + ": no such loaded rule";
+  }
+  return "unknown command '" + std::string(cmd) + "' (try: describe, skipped, sid N)";
+}
+
+std::string Nids::describe() const {
+  const RulesStats& st = rules_.stats;
+  std::string s = "nids " + name() + ": " + std::to_string(st.loaded) + " rules loaded from " +
+                  std::to_string(options_.rule_files) + " file" +
+                  (options_.rule_files == 1 ? "" : "s") + ", " +
+                  std::to_string(st.skipped_total()) + " skipped";
+  std::string reasons;
+  for (int i = 0; i < kRuleSkipCount; ++i)
+    if (st.skipped[i])
+      reasons += (reasons.empty() ? "" : ", ") + std::string(rule_skip_name(RuleSkip(i))) + " " +
+                 std::to_string(st.skipped[i]);
+  if (!reasons.empty()) s += " (" + reasons + ")";
+  s += "; not evaluated, rules with: position modifiers " +
+       std::to_string(st.loaded_with[0]) + ", pcre " + std::to_string(st.loaded_with[1]) +
+       ", buffers " + std::to_string(st.loaded_with[2]) + ", negated content " +
+       std::to_string(st.loaded_with[3]) + ", other conditions " +
+       std::to_string(st.loaded_with[4]);
+  const AhoCorasick& ac = matcher_.automaton();
+  s += "; " + std::to_string(ac.pattern_count()) + " patterns (longest " +
+       std::to_string(ac.max_pattern_length()) + " B), DFA " + std::to_string(ac.state_count()) +
+       " states, " + mib(matcher_.table_bytes()) + "; action " + (drop_ ? "drop" : "alert");
+  if (!options_.alerts_path.empty()) s += ", alerts to " + options_.alerts_path;
+  if (st.skipped[int(RuleSkip::bad_syntax)])
+    for (const std::string& e : rules_.skip_examples)
+      if (e.find(": bad_syntax") != std::string::npos) {
+        s += "; first bad line: " + e;
+        break;
+      }
+  return s;
+}
+
+}  // namespace gpunfv

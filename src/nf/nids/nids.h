@@ -1,0 +1,95 @@
+// NIDS NF: multi-pattern matching of packet payloads against Snort/Suricata rules (their
+// `content:` strings) with an Aho-Corasick DFA; alerts logged as eve.json-like JSON lines.
+//
+//   - name: ids
+//     type: nids
+//     rules: [emerging-web_server.rules.gz, local.rules]   # or one path; plain or gzipped
+//     action: alert          # alert (default): log and pass; drop: log and drop (nids_match)
+//     alerts: ../out/alerts.json                           # optional alert log
+//
+// A rule fires on a packet when every one of its contents occurs in the payload (nids_logic.h
+// says which bytes that is); what else rules say is not evaluated and is counted at startup
+// (rules_file.h). Per packet the NF hands the host how many rules fired and the 7 lowest rule
+// indices (a 32-byte results slice); collect() logs one alert per kept rule in rule order, and
+// counts the firings beyond 7 as alerts_not_logged.
+//
+// GPU: a warp per packet, its payload split into 32 chunks scanned by the lanes, each running
+// on past its chunk by at most the longest pattern minus one byte (AhoCorasickRef::scan_range);
+// matched patterns meet in a per-warp bitmap in shared memory (nids.cu).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/config_node.h"
+#include "nf/network_function.h"
+#include "nf/nids/alert_log.h"
+#include "nf/nids/nids_logic.h"
+#include "nf/nids/rule_matcher.h"
+#include "nf/nids/rules_file.h"
+
+namespace gpunfv {
+
+class Nids final : public NetworkFunction {
+ public:
+  enum class Action { alert, drop };
+  struct Options {
+    Action action = Action::alert;
+    std::string alerts_path;  // empty: no alert log
+    size_t rule_files = 0;    // for describe()
+  };
+
+  // Throws std::invalid_argument when `rules` holds no loaded rule.
+  Nids(std::string name, RuleSet rules, Options options);
+  ~Nids() override;
+
+  // Reads `name`, `type`, `rules`, `action`, `alerts` (see above). Throws ConfigError.
+  static std::unique_ptr<Nids> from_config(const ConfigNode& node);
+
+  std::string_view type() const override { return "nids"; }
+  void prepare(Backend backend) override;
+  void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
+#if GPUNFV_HAVE_CUDA
+  void process_gpu(const BatchView& device_batch, uint8_t position,
+                   const GpuStream& stream) const override;
+#endif
+  uint32_t result_bytes() const override { return kNidsResultBytes; }
+  void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  void report(nlohmann::json& j) const override;
+  void finish() override;
+  // "describe", "skipped" (the first skipped rule lines and why), "sid N" (a loaded rule).
+  std::string command(std::string_view cmd) const override;
+  std::string describe() const override;
+
+  const RuleSet& rules() const { return rules_; }
+  const RuleMatcher& matcher() const { return matcher_; }
+  NidsView host_view() const { return NidsView{matcher_.ref(), result_offset(), drop_}; }
+
+  // Totals collect() has counted so far.
+  uint64_t alerts() const { return alerts_; }
+  uint64_t alerts_not_logged() const { return alerts_not_logged_; }
+  uint64_t packets_alerted() const { return packets_alerted_; }
+
+ private:
+#if GPUNFV_HAVE_CUDA
+  void prepare_gpu();  // nids.cu
+#endif
+
+  RuleSet rules_;
+  Options options_;
+  bool drop_;
+  RuleMatcher matcher_;
+  std::vector<std::string> msg_json_;  // per rule, json_quote()d once
+  std::unique_ptr<AlertLog> log_;
+  uint64_t alerts_ = 0, alerts_not_logged_ = 0, packets_alerted_ = 0;
+  std::vector<uint64_t> alerts_by_rule_;
+#if GPUNFV_HAVE_CUDA
+  NidsView device_view_{};
+  size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
+#endif
+};
+
+}  // namespace gpunfv

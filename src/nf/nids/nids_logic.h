@@ -1,0 +1,159 @@
+// The NIDS's per-packet logic, shared by both backends: which bytes are the payload, and the
+// per-packet result record (which rules fired) in a form that is the same bit for bit however
+// the matching work was split (one CPU pass, or a GPU warp's lanes over chunks).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "core/batch.h"
+#include "core/compat.h"
+#include "core/drop_reason.h"
+#include "core/iso_span.h"
+#include "core/parse.h"
+#include "nf/nids/rule_matcher.h"
+
+namespace gpunfv {
+
+// Payload: the bytes after the L4 header, up to the end of the IP packet (never Ethernet
+// padding, which would otherwise let |00 00| patterns match short frames):
+//   TCP            after the header (data offset)
+//   UDP, ICMP(v6)  after the 8-byte header (as Snort and Suricata inspect ICMP data)
+//   other IP       after the IP header (GRE, ESP, ...: their bytes as they are)
+//   IPv4 later fragment (no L4 header): the fragment's bytes after the IP header
+//   IPv6 without a parsed L4 offset (later fragment, or headers past byte 255): none
+//   non-IP         none (rules are about IP traffic; ARP and the like pass uninspected)
+// There is no reassembly: a pattern split across two TCP segments or fragments is not seen.
+struct PayloadRange {
+  uint32_t offset = 0;  // in the frame
+  uint32_t length = 0;
+};
+
+GPUNFV_HD inline PayloadRange nids_payload(IsoSpan<const uint8_t> f, const PacketHeaders& h) {
+  if (h.ip_version != 4 && h.ip_version != 6) return {};
+  const uint32_t ip = h.l3_off;
+  // parse_headers checked both lengths against the frame.
+  const uint32_t ip_end = h.ip_version == 4 ? ip + load_be16(f, ip + 2)
+                                            : ip + 40 + load_be16(f, ip + 4);
+  uint32_t start;
+  if (h.l4_off == 0) {
+    if (h.ip_version != 4) return {};
+    start = ip + (f[ip] & 0x0Fu) * 4u;
+  } else {
+    switch (h.l4_proto) {
+      case kProtoTcp:
+        start = h.l4_off + (f[h.l4_off + 12] >> 4) * 4u;
+        break;
+      case kProtoUdp:
+      case kProtoIcmp:
+      case kProtoIcmpV6:
+        start = h.l4_off + 8u;
+        break;
+      default:
+        start = h.l4_off;
+    }
+  }
+  if (start >= ip_end) return {};
+  return {start, ip_end - start};
+}
+
+// The result record of one packet: how many rules fired, and the lowest rule indices among
+// them in ascending order (a set's lowest K are the same whatever order they were found in).
+inline constexpr uint32_t kNidsRulesPerPacket = 7;
+inline constexpr uint32_t kNidsResultBytes = 4 + 4 * kNidsRulesPerPacket;  // 32
+inline constexpr uint32_t kNidsNoRule = 0xFFFFFFFFu;
+
+struct NidsResult {
+  uint32_t fired = 0;
+  uint32_t rules[kNidsRulesPerPacket];
+
+  GPUNFV_HD NidsResult() {
+    for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) rules[k] = kNidsNoRule;
+  }
+  GPUNFV_HD uint32_t kept() const { return fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket; }
+
+  // Counts rule r (each firing rule is added once) and keeps it if among the lowest.
+  GPUNFV_HD void add(uint32_t r) {
+    ++fired;
+    if (r >= rules[kNidsRulesPerPacket - 1]) return;
+    uint32_t k = kNidsRulesPerPacket - 1;
+    while (k > 0 && rules[k - 1] > r) {
+      rules[k] = rules[k - 1];
+      --k;
+    }
+    rules[k] = r;
+  }
+
+  // Little-endian words, so the host reads the same record from either backend.
+  GPUNFV_HD void store(IsoSpan<uint8_t> out) const {
+    store_word(out, 0, fired);
+    for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) store_word(out, 4 + 4 * k, rules[k]);
+  }
+  static NidsResult load(const uint8_t* in) {
+    NidsResult r;
+    r.fired = load_word(in);
+    for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) r.rules[k] = load_word(in + 4 + 4 * k);
+    return r;
+  }
+
+ private:
+  GPUNFV_HD static void store_word(IsoSpan<uint8_t> out, uint32_t off, uint32_t v) {
+    for (uint32_t b = 0; b < 4; ++b) out[off + b] = uint8_t(v >> (8 * b));
+  }
+  static uint32_t load_word(const uint8_t* in) {
+    return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
+  }
+};
+
+// What both backends' per-packet code reads.
+struct NidsView {
+  RuleMatcherRef matcher;
+  uint32_t result_offset = 0;  // this NF's slice of the results record
+  bool drop = false;           // action: drop
+};
+static_assert(std::is_trivially_copyable_v<NidsView>);
+
+// The verdict for a packet with result r.
+GPUNFV_HD GPUNFV_FORCEINLINE DropReason nids_verdict(const NidsView& v, const NidsResult& r) {
+  return v.drop && r.fired != 0 ? DropReason::nids_match : DropReason::none;
+}
+
+// The CPU backend's per-packet evaluation: one pass over the whole payload, matched patterns in
+// a bitmap (cleared again sparsely through the list of what was set). One scratch per thread.
+class NidsScratch {
+ public:
+  explicit NidsScratch(uint32_t patterns) : bits_((patterns + 63) / 64, 0) {}
+
+  NidsResult evaluate(const RuleMatcherRef& m, IsoSpan<const uint8_t> payload) {
+    matched_.clear();
+    m.ac.scan(payload, [this](uint32_t p, uint32_t) {
+      uint64_t& word = bits_[p >> 6];
+      const uint64_t bit = uint64_t(1) << (p & 63);
+      if (!(word & bit)) {
+        word |= bit;
+        matched_.push_back(p);
+      }
+    });
+    NidsResult r;
+    auto is_matched = [this](uint32_t p) { return (bits_[p >> 6] >> (p & 63)) & 1; };
+    for (uint32_t p : matched_) m.rules_fired_by(p, is_matched, [&r](uint32_t rule) { r.add(rule); });
+    for (uint32_t p : matched_) bits_[p >> 6] = 0;
+    return r;
+  }
+
+ private:
+  std::vector<uint64_t> bits_;
+  std::vector<uint32_t> matched_;
+};
+
+// One packet on the CPU: payload, rules, result slice, verdict.
+inline DropReason nids_packet_cpu(const NidsView& v, PacketRef p, NidsScratch& scratch) {
+  IsoSpan<const uint8_t> frame = p.frame();
+  const PayloadRange pr = nids_payload(frame, p.headers());
+  const NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));
+  r.store(p.results(v.result_offset, kNidsResultBytes));
+  return nids_verdict(v, r);
+}
+
+}  // namespace gpunfv

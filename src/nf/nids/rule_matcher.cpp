@@ -1,0 +1,109 @@
+#include "nf/nids/rule_matcher.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpunfv {
+
+RuleMatcher::Compiled RuleMatcher::compile(std::span<const Rule> rules) {
+  Compiled c;
+  c.rule_patterns.reserve(rules.size());
+  for (const Rule& r : rules) {
+    std::vector<uint32_t> ids;
+    for (const RuleContent& content : r.contents)
+      if (!content.negated) ids.push_back(c.patterns.add(content.bytes, content.nocase));
+    if (ids.empty())
+      throw std::invalid_argument("rule sid " + std::to_string(r.sid) +
+                                  " has no content that is not negated");
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    c.rule_patterns.push_back(std::move(ids));
+  }
+  return c;
+}
+
+RuleMatcher::RuleMatcher(std::span<const Rule> rules) : RuleMatcher(compile(rules)) {}
+
+RuleMatcher::RuleMatcher(Compiled c)
+    : patterns_(std::move(c.patterns)), ac_(std::span<const Pattern>(patterns_.patterns())) {
+  const uint32_t n_patterns = uint32_t(patterns_.size());
+  const uint32_t n_rules = uint32_t(c.rule_patterns.size());
+  // Anchor: the rule's longest pattern (ties: the lowest id), as the rarest to occur.
+  std::vector<uint32_t> anchor(n_rules);
+  for (uint32_t r = 0; r < n_rules; ++r) {
+    const auto& ids = c.rule_patterns[r];
+    anchor[r] = *std::max_element(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
+      return patterns_[a].bytes.size() < patterns_[b].bytes.size();
+    });
+  }
+  // Rules grouped by anchor (counting sort keeps rule order within a group: ascending).
+  anchor_begin_.assign(n_patterns + 1, 0);
+  for (uint32_t r = 0; r < n_rules; ++r) ++anchor_begin_[anchor[r] + 1];
+  for (uint32_t p = 0; p < n_patterns; ++p) anchor_begin_[p + 1] += anchor_begin_[p];
+  anchored_rules_.resize(n_rules);
+  std::vector<uint32_t> fill(anchor_begin_.begin(), anchor_begin_.end() - 1);
+  for (uint32_t r = 0; r < n_rules; ++r) anchored_rules_[fill[anchor[r]]++] = r;
+
+  rule_begin_.reserve(n_rules + 1);
+  rule_begin_.push_back(0);
+  for (uint32_t r = 0; r < n_rules; ++r) {
+    for (uint32_t p : c.rule_patterns[r])
+      if (p != anchor[r]) rule_others_.push_back(p);
+    rule_begin_.push_back(uint32_t(rule_others_.size()));
+  }
+}
+
+RuleMatcherRef RuleMatcher::ref() const {
+  return RuleMatcherRef{
+      ac_.ref(), IsoSpan<const uint32_t>(anchor_begin_.data(), anchor_begin_.size()),
+      IsoSpan<const uint32_t>(anchored_rules_.data(), anchored_rules_.size()),
+      IsoSpan<const uint32_t>(rule_begin_.data(), rule_begin_.size()),
+      IsoSpan<const uint32_t>(rule_others_.data(), rule_others_.size())};
+}
+
+std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
+  std::vector<uint32_t> ids(rule_others_.begin() + rule_begin_[r],
+                            rule_others_.begin() + rule_begin_[r + 1]);
+  // The anchor is the one pattern of r filed under anchor_begin_: find its group.
+  auto it = std::find(anchored_rules_.begin(), anchored_rules_.end(), r);
+  uint32_t pos = uint32_t(it - anchored_rules_.begin());
+  uint32_t anchor = uint32_t(std::upper_bound(anchor_begin_.begin(), anchor_begin_.end(), pos) -
+                             anchor_begin_.begin() - 1);
+  ids.push_back(anchor);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+size_t RuleMatcher::table_bytes() const {
+  return ac_.table_bytes() + (anchor_begin_.size() + anchored_rules_.size() + rule_begin_.size() +
+                              rule_others_.size()) * sizeof(uint32_t);
+}
+
+std::vector<uint32_t> RuleMatcher::fired_rules(std::span<const uint8_t> payload) const {
+  std::vector<uint32_t> matched = ac_.matched_patterns(payload);
+  std::vector<uint32_t> fired;
+  auto is_matched = [&](uint32_t p) { return std::binary_search(matched.begin(), matched.end(), p); };
+  const RuleMatcherRef m = ref();
+  for (uint32_t p : matched) m.rules_fired_by(p, is_matched, [&](uint32_t r) { fired.push_back(r); });
+  std::sort(fired.begin(), fired.end());
+  return fired;
+}
+
+#if GPUNFV_HAVE_CUDA
+void RuleMatcher::upload_to_device() {
+  if (uploaded_) return;
+  ac_.upload_to_device();
+  d_anchor_begin_.upload(anchor_begin_);
+  d_anchored_rules_.upload(anchored_rules_);
+  d_rule_begin_.upload(rule_begin_);
+  d_rule_others_.upload(rule_others_);
+  uploaded_ = true;
+}
+
+RuleMatcherRef RuleMatcher::device_ref() const {
+  return RuleMatcherRef{ac_.device_ref(), d_anchor_begin_.span(), d_anchored_rules_.span(),
+                        d_rule_begin_.span(), d_rule_others_.span()};
+}
+#endif
+
+}  // namespace gpunfv

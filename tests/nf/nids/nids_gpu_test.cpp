@@ -1,0 +1,168 @@
+// The NIDS's GPU kernel (a warp per packet, chunks with run-on, shared-memory bitmap) equals the
+// CPU's single pass bit for bit: verdicts, chain positions and the 32-byte results record of
+// every packet, over every bundled trace and payloads that fire many rules, with all ET rules.
+// Skipped where no CUDA device is present; scripts/gpu-check.sh runs it on a GPU machine.
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "chain/executor.h"
+#include "chain/runtime_config.h"
+#include "gpu/device_buffer.h"
+#include "nf/nids/nids.h"
+#include "tests/chain/chain_test_util.h"
+#include "tests/nf/nids/nids_test_util.h"
+
+namespace gpunfv {
+namespace {
+
+using namespace nids_testing;
+using testing::temp_dir;
+using testing::write_file;
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+std::unique_ptr<Nids> make_nids(const std::vector<std::string>& files, const std::string& action) {
+  std::string list;
+  for (const std::string& f : files) list += (list.empty() ? "" : ", ") + f;
+  return Nids::from_config(ConfigNode(
+      YAML::Load("name: ids\ntype: nids\naction: " + action + "\nrules: [" + list + "]\n"),
+      kEtDir + "/c.yaml"));
+}
+
+// Frames from every trace, then TCP packets whose payloads hold several real rules' contents
+// (many rules fire: the 7-lowest merge and the total count are exercised).
+std::vector<std::vector<uint8_t>> test_frames(const Nids& nids) {
+  std::vector<std::vector<uint8_t>> frames;
+  for (const std::string& trace : trace_files())
+    for (auto& f : read_frames(trace)) frames.push_back(std::move(f));
+  std::mt19937 rng(5);
+  const auto& rules = nids.rules().rules;
+  for (int n = 0; n < 2000; ++n) {
+    std::string payload;
+    for (int k = 0; k < n % 15; ++k) {
+      const Rule& r = rules[rng() % rules.size()];
+      for (const RuleContent& c : r.contents) payload += c.bytes + " ";
+    }
+    if (payload.size() > 1400) payload.resize(1400);
+    frames.push_back(tcp_frame(payload, (n % 3) * 4, n % 2 ? 10 : 0));
+  }
+  return frames;
+}
+
+// Runs `nids` over `frames` on both backends, batch by batch, and compares every packet.
+void compare_backends(Nids& nids, const std::vector<std::vector<uint8_t>>& frames,
+                      const GpuStream& launch) {
+  nids.prepare(Backend::cpu);
+  nids.prepare(Backend::gpu);
+  const uint32_t cap = 2048, stride = 2048;
+  uint64_t compared = 0, fired = 0;
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  GpuStream gs = launch;
+  gs.stream = stream;
+  for (size_t first = 0; first < frames.size(); first += cap) {
+    std::vector<std::vector<uint8_t>> part(frames.begin() + first,
+                                           frames.begin() + std::min(frames.size(), first + cap));
+    Batch cpu(cap, stride, MemoryKind::host, kNidsResultBytes);
+    fill_batch(cpu, part);
+    BatchView cv = cpu.view();
+    // Stale bytes in every results slot, and some packets not at this NF: both backends must
+    // leave those alone.
+    std::memset(cv.results.framework_data(), 0xAB, size_t(cap) * kNidsResultBytes);
+    for (uint32_t i = 0; i < cpu.count(); i += 17)
+      if (cv.verdict[i] == 0) cv.next_nf[i] = 1;
+    Batch gpu(cap, stride, MemoryKind::host_pinned, kNidsResultBytes);
+    std::memcpy(gpu.base(), cpu.base(), cpu.layout().bytes);
+    gpu.set_count(cpu.count());
+
+    nids.process(cv, 0, cpu.count(), 0);
+
+    DeviceBuffer<uint8_t> dev(gpu.layout().bytes);
+    const size_t bytes = gpu.layout().device_prefix_bytes(gpu.count());
+    ASSERT_EQ(cudaMemcpy(dev.data(), gpu.base(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    nids.process_gpu(gpu.layout().view(dev.data(), gpu.count()), 0, gs);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(gpu.base(), dev.data(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+
+    BatchView a = cpu.view(), b = gpu.view();
+    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
+      ASSERT_EQ(a.verdict[i], b.verdict[i]) << first + i;
+      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << first + i;
+      const uint8_t* ra = a.results.framework_data() + size_t(i) * kNidsResultBytes;
+      const uint8_t* rb = b.results.framework_data() + size_t(i) * kNidsResultBytes;
+      ASSERT_EQ(0, std::memcmp(ra, rb, kNidsResultBytes)) << first + i;
+      const bool processed = a.next_nf[i] == 1 || a.verdict[i] == uint8_t(DropReason::nids_match);
+      if (processed && i % 17 != 0) fired += NidsResult::load(ra).fired;
+    }
+  }
+  cudaStreamDestroy(stream);
+  EXPECT_EQ(compared, frames.size());
+  EXPECT_GT(fired, 0u);
+}
+
+TEST(GpuNids, AllEtRulesOnTracesAndPlantedPayloadsEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto nids = make_nids(all_et_files(), "alert");
+  compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+}
+
+TEST(GpuNids, DropActionSmallBlocksAndCappedGridEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto nids = make_nids({et("web_server"), et("user_agents"), et("exploit")}, "drop");
+  // 2 warps a block, at most 3 blocks: each warp walks many packets (grid-stride).
+  compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 3, 64});
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(GpuNids, ExecutorAlertLogsEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto dir = temp_dir("nids-gpu-exec");
+  auto config = [&](const std::string& log) {
+    return write_file(dir / (log + ".yaml"), R"(
+ports:
+  - {name: in, type: pcap, rx: )" + kTraceDir + R"(/http_with_jpegs.cap, repeat: 3}
+  - {name: out, type: discard}
+nfs:
+  - name: ids
+    type: nids
+    rules: [)" + et("web_server") + ", " + et("user_agents") + ", " + et("hunting") + R"(]
+    alerts: )" + log + R"(.json
+chains:
+  - {from: in, path: [ids], to: out}
+settings: {batch_size: 256, batches: 8}
+)");
+  };
+  RuntimeConfig a = load_runtime_config(config("cpu")), b = load_runtime_config(config("gpu"));
+  RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
+  RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
+  EXPECT_EQ(gpu.accounting_errors(), "");
+  EXPECT_EQ(cpu.nf_reports[0]["alerts"], gpu.nf_reports[0]["alerts"]);
+  EXPECT_EQ(cpu.nf_reports[0]["alerts_by_sid"], gpu.nf_reports[0]["alerts_by_sid"]);
+  EXPECT_GT(cpu.nf_reports[0]["alerts"].get<uint64_t>(), 0u);
+  const std::string cpu_log = slurp((dir / "cpu.json").string());
+  EXPECT_FALSE(cpu_log.empty());
+  EXPECT_EQ(cpu_log, slurp((dir / "gpu.json").string()));
+}
+
+}  // namespace
+}  // namespace gpunfv
+#endif
