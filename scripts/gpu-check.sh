@@ -6,7 +6,10 @@
 #   4. runs bench/router_bench: 10M generated packets through the full-table router on the CPU
 #      (1 thread, all threads) and the GPU (kernel-only, end to end), GPU output compared with
 #      CPU output packet by packet,
-#   5. runs the executor end to end on both backends (examples/router-fulltable.yaml).
+#   5. runs bench/nf_bench: router, firewall (ClassBench acl1 1k, fw1 10k), NIDS (ET Open) and
+#      IPsec (ESP outbound) at 64/512/1518 B, CPU vs peer libraries vs GPU, every GPU output
+#      packet compared with the CPU's, every peer answer with ours,
+#   6. runs the executor end to end on both backends (examples/router-fulltable.yaml).
 # Usage: scripts/gpu-check.sh [BIN_DIR] [RESULTS_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +41,9 @@ cmp out/p1.pcap out/cpu-p1.pcap && cmp out/p2.pcap out/cpu-p2.pcap && echo "demo
 
 log "router benchmark ($PACKETS packets, full table)"
 "$BIN/router_bench" --config bench/router_bench.yaml --packets "$PACKETS" --json "$RESULTS/router_bench.json" | tee "$RESULTS/router_bench.txt"
+
+log "per-NF benchmark (nf_bench: router, firewall, NIDS, IPsec at 64, 512, 1518 B)"
+"$BIN/nf_bench" --json "$RESULTS/nf_bench.json" 2> >(tee "$RESULTS/nf_bench.log" >&2) | tee "$RESULTS/nf_bench.txt"
 
 log "executor end to end, full table, generator -> router -> null ports"
 for backend in cpu gpu; do

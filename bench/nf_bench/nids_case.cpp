@@ -1,0 +1,189 @@
+// NIDS: every generated packet gets a new payload (outside timed regions): random bytes, and in
+// 1 packet of 8 one of the rule set's patterns, chosen at random among those that fit, written
+// at a random offset (caseless patterns in random case), so that long patterns occur too;
+// checksums recomputed. Random bytes (as in encrypted or compressed payloads) already hold the
+// set's 1-3 byte contents often, so most packets fire some rule whose contents are all short:
+// the output counts the packets that fired a rule. The peer row: Hyperscan (literal API, block mode, one database compiled
+// per thread, so each thread has its own scratch) scans the same payload bytes the NF inspects
+// for the NF's own deduplicated patterns; per payload, the number of distinct patterns it finds
+// is checked against our Aho-Corasick automaton's. Hyperscan does less work than the NF: no
+// rule evaluation and no results record.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+#include <exception>
+#include <mutex>
+
+#include "nf_case.h"
+#include "core/clock.h"
+#include "nf/nids/nids.h"
+
+#if GPUNFV_HAVE_HYPERSCAN
+#include "peers/hyperscan_peer.h"
+#endif
+
+namespace gpunfv::bench {
+
+namespace {
+
+constexpr uint32_t kPlantEvery = 8;
+
+PayloadRange payload_of(const BatchView& v, uint32_t i) {
+  if (v.len[i] > v.stride) return {};
+  IsoSpan<const uint8_t> f = v.data.subspan(size_t(i) * v.stride, v.len[i]);
+  PacketHeaders h;
+  if (parse_headers(f, h) != DropReason::none) return {};
+  return nids_payload(f, h);
+}
+
+void shape_batch(const std::vector<Pattern>& patterns, Batch& b, uint64_t seed) {
+  Rng rng(seed);
+  BatchView v = b.view();
+  for (uint32_t i = 0; i < v.count; ++i) {
+    const PayloadRange pr = payload_of(v, i);
+    if (pr.length == 0) continue;
+    uint8_t* p = frame_of(b, i) + pr.offset;
+    for (uint32_t k = 0; k < pr.length; k += 8) {
+      uint64_t x = rng.next();
+      std::memcpy(p + k, &x, std::min<uint32_t>(8, pr.length - k));
+    }
+    if (rng.below(kPlantEvery) == 0)
+      for (int tries = 0; tries < 16; ++tries) {
+        const Pattern& pat = patterns[rng.below(uint32_t(patterns.size()))];
+        const uint32_t n = uint32_t(pat.bytes.size());
+        if (n > pr.length) continue;
+        uint8_t* at = p + rng.below(pr.length - n + 1);
+        std::memcpy(at, pat.bytes.data(), n);
+        if (pat.nocase)
+          for (uint32_t k = 0; k < n; ++k)
+            if (at[k] >= 'a' && at[k] <= 'z' && (rng.next() & 1)) at[k] = uint8_t(at[k] - 32);
+        break;
+      }
+    refresh_checksums(frame_of(b, i), v.len[i]);
+  }
+}
+
+#if GPUNFV_HAVE_HYPERSCAN
+class HyperscanScan final : public Peer {
+ public:
+  HyperscanScan(const Nids& nids, unsigned threads) : ac_(nids.matcher().automaton()) {
+    const std::vector<Pattern>& patterns = nids.matcher().patterns().patterns();
+    hs_.resize(threads);
+    std::exception_ptr error;
+    std::mutex m;
+    run_batches(threads, threads, [&](size_t t) {
+      try {
+        hs_[t] = std::make_unique<HyperscanPeer>(patterns);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(m);
+        error = std::current_exception();
+      }
+    });
+    if (error) std::rethrow_exception(error);
+  }
+  std::string name() const override { return "Hyperscan literal scan"; }
+  size_t database_bytes() const { return hs_[0]->database_bytes(); }
+
+  uint64_t prepare(const RoundData& r) override {
+    text_.resize(r.used), count_.resize(r.used), expect_.resize(r.used);
+    uint64_t n = 0;
+    for (size_t b = 0; b < r.used; ++b) {
+      BatchView v = r.in[b]->view();
+      text_[b].clear();
+      for (uint32_t i = 0; i < v.count; ++i) {
+        const PayloadRange pr = payload_of(v, i);
+        text_[b].emplace_back(v.data.framework_data() + size_t(i) * v.stride + pr.offset, pr.length);
+      }
+      count_[b].assign(v.count, 0);
+      expect_[b].resize(v.count);
+      n += v.count;
+    }
+    // Our automaton's answer per payload (the reference for check()), on all threads.
+    run_batches(r.used, r.threads, [&](size_t b) {
+      for (size_t k = 0; k < text_[b].size(); ++k)
+        expect_[b][k] = uint32_t(ac_.matched_patterns(text_[b][k]).size());
+    });
+    for (size_t b = 0; b < r.used; ++b)
+      for (uint32_t e : expect_[b]) with_match_ += e != 0;
+    payloads_ += n;
+    return n;
+  }
+  void work(size_t b, unsigned t) override {
+    const HyperscanPeer& hs = *hs_[t];
+    for (size_t k = 0; k < text_[b].size(); ++k) count_[b][k] = hs.count_matches(text_[b][k]);
+  }
+  Check check(const RoundData&) override {
+    Check c;
+    for (size_t b = 0; b < text_.size(); ++b)
+      for (size_t k = 0; k < text_[b].size(); ++k) {
+        ++c.compared;
+        if (count_[b][k] != expect_[b][k] && c.mismatches++ == 0)
+          c.first = fmt::format("batch {} packet {}: gpunfv {} patterns, Hyperscan {}", b, k,
+                                expect_[b][k], count_[b][k]);
+      }
+    return c;
+  }
+  std::string summary() const override {
+    return fmt::format("payloads holding at least one pattern: {} of {} ({:.1f}%)", with_match_,
+                       payloads_, payloads_ ? 100.0 * with_match_ / payloads_ : 0);
+  }
+
+ private:
+  const AhoCorasick& ac_;
+  std::vector<std::unique_ptr<HyperscanPeer>> hs_;  // one per thread (one scratch each)
+  std::vector<std::vector<std::span<const uint8_t>>> text_;
+  std::vector<std::vector<uint32_t>> count_, expect_;
+  uint64_t with_match_ = 0, payloads_ = 0;
+};
+#endif
+
+}  // namespace
+
+NfCase make_nids_case(RuntimeConfig& rc, const CaseOptions& o) {
+  NfCase c;
+  const auto& nids = dynamic_cast<const Nids&>(*rc.nfs[rc.chains[0].path[0]]);
+  const std::vector<Pattern>* patterns = &nids.matcher().patterns().patterns();
+  c.notes.push_back(fmt::format(
+      "traffic: generated frames, payloads rewritten: random bytes, and in 1 packet of {} one of "
+      "the {} patterns (random, among those that fit; caseless ones in random case) at a random "
+      "offset",
+      kPlantEvery, patterns->size()));
+  c.shape = [patterns](Batch& b, uint64_t seed) { shape_batch(*patterns, b, seed); };
+  // How many packets fired at least one rule, from the results records of our CPU output.
+  auto fired = std::make_shared<std::array<uint64_t, 3>>();  // packets, fired, rule firings
+  const uint32_t offset = nids.result_offset();
+  c.observe = [fired, offset](const RoundData& r) {
+    for (size_t b = 0; b < r.used; ++b) {
+      BatchView v = r.cpu_out[b]->view();
+      for (uint32_t i = 0; i < v.count; ++i) {
+        const NidsResult res =
+            NidsResult::load(v.results.framework_data() + size_t(i) * v.result_stride + offset);
+        (*fired)[0] += 1, (*fired)[1] += res.fired != 0, (*fired)[2] += res.fired;
+      }
+    }
+  };
+  c.summary = [fired] {
+    const auto& f = *fired;
+    return fmt::format("packets that fired at least one rule: {} of {} ({:.1f}%), {:.2f} rules per "
+                       "packet", f[1], f[0], f[0] ? 100.0 * f[1] / f[0] : 0,
+                       f[0] ? double(f[2]) / f[0] : 0);
+  };
+  if (!o.peers) return c;
+#if GPUNFV_HAVE_HYPERSCAN
+  uint64_t t0 = monotonic_ns();
+  auto hs = std::make_unique<HyperscanScan>(nids, o.threads);
+  c.notes.push_back(fmt::format(
+      "peer: Hyperscan {} literal API (hs_compile_lit_multi, block mode, HS_FLAG_SINGLEMATCH), "
+      "{} patterns, database {} KiB, compiled once per thread in {:.1f} s; scans the bytes the NF "
+      "inspects, matching only (no rule evaluation)",
+      HyperscanPeer::version(), patterns->size(), hs->database_bytes() / 1024,
+      (monotonic_ns() - t0) / 1e9));
+  c.peers.push_back(std::move(hs));
+#else
+  c.notes.push_back(peer_missing("Hyperscan", "libhyperscan-dev"));
+#endif
+  return c;
+}
+
+}  // namespace gpunfv::bench
