@@ -1,5 +1,7 @@
 #include "bench_util.h"
 
+#include "gpu/device.h"
+
 #include <fmt/format.h>
 #include <sched.h>
 #include <yaml-cpp/yaml.h>
@@ -211,16 +213,7 @@ void warn_if_few_cpus(const char* program, unsigned threads) {
                threads, CPU_COUNT(&cpus));
 }
 
-bool gpu_present() {
-#if GPUNFV_HAVE_CUDA
-  int devices = 0;
-  bool ok = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-  if (!ok) cudaGetLastError();
-  return ok;
-#else
-  return false;
-#endif
-}
+bool gpu_present() { return cuda_device_available(); }
 
 #if GPUNFV_HAVE_CUDA
 

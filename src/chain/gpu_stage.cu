@@ -11,6 +11,7 @@
 #include "chain/processing_stage.h"
 #include "core/blocking_queue.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device.h"
 #include "gpu/device_buffer.h"
 #include "gpu/stream.h"
 
@@ -38,11 +39,7 @@ class GpuStage final : public ProcessingStage {
  public:
   GpuStage(const RuntimeConfig& rc, const BatchShape& shape)
       : rc_(rc), layout_(BatchLayout::make(shape.capacity, shape.stride, shape.result_stride)) {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-      cudaGetLastError();
-      throw GpuError("no CUDA device is available (use --backend cpu)");
-    }
+    if (!cuda_device_available()) throw GpuError("no CUDA device is available (use --backend cpu)");
     GPUNFV_CUDA(cudaSetDevice(0));
     cudaDeviceProp prop{};
     GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "gpu/device.h"
+
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -20,14 +22,7 @@ using testing::source_dir;
 using testing::temp_dir;
 using testing::write_file;
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+bool have_device() { return cuda_device_available(); }
 
 std::string config(const std::string& dir_name, const std::string& port) {
   auto dir = temp_dir(dir_name);

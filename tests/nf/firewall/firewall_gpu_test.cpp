@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "gpu/device.h"
+
 #include <cstring>
 #include <vector>
 
@@ -19,14 +21,7 @@
 namespace gpunfv {
 namespace {
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+bool have_device() { return cuda_device_available(); }
 
 // Frames for `tuples`: every 16th a non-first fragment, every 64th not IPv4 (ARP).
 std::vector<std::vector<uint8_t>> frames_of(const std::vector<FiveTuple>& tuples) {

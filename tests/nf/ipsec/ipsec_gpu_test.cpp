@@ -5,6 +5,8 @@
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+
+#include "gpu/device.h"
 #include <pcap/pcap.h>
 
 #include <condition_variable>
@@ -23,14 +25,7 @@ using testing::source_dir;
 using testing::temp_dir;
 using testing::write_file;
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+bool have_device() { return cuda_device_available(); }
 
 const char* kSas = R"(
       - {spi: 0x1001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: 7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 198.51.100.1, remote: 203.0.113.1, match: 200.57.7.192/27}

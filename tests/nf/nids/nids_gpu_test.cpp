@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "gpu/device.h"
+
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -25,14 +27,7 @@ using namespace nids_testing;
 using testing::temp_dir;
 using testing::write_file;
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+bool have_device() { return cuda_device_available(); }
 
 std::unique_ptr<Nids> make_nids(const std::vector<std::string>& files, const std::string& action) {
   std::string list;
