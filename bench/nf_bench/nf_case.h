@@ -10,6 +10,7 @@
 
 #include "bench_util.h"
 #include "chain/runtime_config.h"
+#include "core/splitmix64.h"
 
 namespace gpunfv::bench {
 
@@ -70,22 +71,7 @@ NfCase make_ipsec_case(RuntimeConfig& rc, const CaseOptions& o);
 
 // --- traffic helpers (traffic.cpp) -----------------------------------------------------------
 
-// splitmix64: the same numbers everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
-  uint32_t in(uint32_t lo, uint32_t hi) { return lo + uint32_t(next() % (uint64_t(hi) - lo + 1)); }
-
- private:
-  uint64_t s_;
-};
+using Rng = SplitMix64;  // reproducible test data, the same on every platform
 
 // Recomputes the IPv4 header checksum and the TCP or UDP checksum of an Ethernet/IPv4 frame
 // whose IP header starts at byte 14 (what the generator builds).

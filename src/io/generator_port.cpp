@@ -1,5 +1,7 @@
 #include "io/generator_port.h"
 
+#include "core/internet_checksum.h"
+
 #include <fmt/core.h>
 #include <time.h>
 
@@ -11,20 +13,6 @@
 namespace gpunfv {
 
 namespace {
-
-// splitmix64: small, fast, and the same on every platform (std distributions are not), so a
-// seed gives the same frames everywhere.
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, n) (multiply-shift; the bias is negligible for our ranges).
-uint32_t uniform_below(uint64_t& state, uint32_t n) {
-  return static_cast<uint32_t>((uint64_t(uint32_t(next_random(state))) * n) >> 32);
-}
 
 uint64_t mix64(uint64_t x) {
   x ^= x >> 33;
@@ -44,13 +32,6 @@ void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
-}
-
-// Folds a 32-bit ones' complement sum to 16 bits (two rounds absorb every carry).
-uint16_t fold(uint32_t sum) {
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(sum);
 }
 
 void put16(uint8_t* p, uint16_t v) {
@@ -98,7 +79,7 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
   build_payload();
   build_flows(node, ctx);
   scratch_.resize(sizes_.max);
-  size_rng_ = mix64(seed_ ^ 0x512E5EEDull);
+  size_rng_ = SplitMix64(mix64(seed_ ^ 0x512E5EEDull));
   next_size_ = draw_size();
 
   if (rate_.unit != GeneratorRate::Unit::unlimited) {
@@ -110,17 +91,17 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
 
 void GeneratorPort::build_payload() {
   const uint32_t max_payload = sizes_.max - kHeaderBytes;
-  uint64_t rng = mix64(seed_ ^ 0xFA110AD);
+  SplitMix64 rng(mix64(seed_ ^ 0xFA110AD));
   payload_.resize(max_payload);
-  for (auto& byte : payload_) byte = static_cast<uint8_t>(next_random(rng));
+  for (auto& byte : payload_) byte = static_cast<uint8_t>(rng.next());
   // Prefix sums: the payload starts at an even offset, so its words align with the frame's.
   payload_sum_.assign(max_payload + 1, 0);
   uint32_t even_sum = 0;  // sum over the first 2*k bytes
   for (uint32_t n = 1; n <= max_payload; ++n) {
     if (n % 2 == 1) {
-      payload_sum_[n] = fold(even_sum + (uint32_t(payload_[n - 1]) << 8));
+      payload_sum_[n] = ipv4_checksum::fold(even_sum + (uint32_t(payload_[n - 1]) << 8));
     } else {
-      even_sum = fold(even_sum + ((uint32_t(payload_[n - 2]) << 8) | payload_[n - 1]));
+      even_sum = ipv4_checksum::fold(even_sum + ((uint32_t(payload_[n - 2]) << 8) | payload_[n - 1]));
       payload_sum_[n] = static_cast<uint16_t>(even_sum);
     }
   }
@@ -135,14 +116,14 @@ void GeneratorPort::build_flows(const ConfigNode& node, const PortContext& ctx) 
     if (!prefixes) d->fail("dst_from: no router NF named '" + dst_from_ + "'");
     if (prefixes->empty()) d->fail("dst_from: router '" + dst_from_ + "' has no routes");
   }
-  auto draw_dst = [&](uint64_t& rng) -> uint32_t {
-    if (!prefixes) return kRfc2544Net | (uint32_t(next_random(rng)) & kRfc2544HostMask);
-    const Ipv4Prefix& p = (*prefixes)[uniform_below(rng, uint32_t(prefixes->size()))];
+  auto draw_dst = [&](SplitMix64& rng) -> uint32_t {
+    if (!prefixes) return kRfc2544Net | (uint32_t(rng.next()) & kRfc2544HostMask);
+    const Ipv4Prefix& p = (*prefixes)[rng.below(uint32_t(prefixes->size()))];
     uint32_t host_mask = p.len >= 32 ? 0 : (p.len == 0 ? ~0u : (1u << (32 - p.len)) - 1);
-    return (p.addr & ~host_mask) | (uint32_t(next_random(rng)) & host_mask);
+    return (p.addr & ~host_mask) | (uint32_t(rng.next()) & host_mask);
   };
 
-  uint64_t rng = seed_;
+  SplitMix64 rng(seed_);
   std::unordered_set<uint64_t> seen;  // hashes of 5-tuples; a hash collision merely redraws
   seen.reserve(size_t(flow_count) * 2);
   flows_.resize(flow_count);
@@ -150,10 +131,10 @@ void GeneratorPort::build_flows(const ConfigNode& node, const PortContext& ctx) 
     uint32_t src = 0, dst = 0;
     uint16_t sport = 0, dport = 0;
     for (int attempt = 0;; ++attempt) {
-      src = 0x0A000000u | (uint32_t(next_random(rng)) & 0x00FFFFFFu);  // 10.0.0.0/8
+      src = 0x0A000000u | (uint32_t(rng.next()) & 0x00FFFFFFu);  // 10.0.0.0/8
       dst = draw_dst(rng);
-      sport = static_cast<uint16_t>(1024 + uniform_below(rng, 65536 - 1024));
-      dport = static_cast<uint16_t>(1024 + uniform_below(rng, 65536 - 1024));
+      sport = static_cast<uint16_t>(1024 + rng.below(65536 - 1024));
+      dport = static_cast<uint16_t>(1024 + rng.below(65536 - 1024));
       uint64_t key = mix64(mix64((uint64_t(src) << 32) | dst) ^ ((uint64_t(sport) << 16) | dport));
       if (seen.insert(key).second) break;
       if (attempt > 1000)
@@ -184,7 +165,7 @@ uint32_t GeneratorPort::draw_size() {
     case FrameSizes::Kind::imix:
       return kImixCycle[imix_pos_++ % 12];
     case FrameSizes::Kind::range:
-      return sizes_.min + uniform_below(size_rng_, sizes_.max - sizes_.min + 1);
+      return sizes_.min + size_rng_.below(sizes_.max - sizes_.min + 1);
     case FrameSizes::Kind::fixed:
     default:
       return sizes_.min;
@@ -198,10 +179,10 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate&
   std::memcpy(out + kHeaderBytes, payload_.data(), payload_len);
   const auto ip_len = static_cast<uint16_t>(size - 14);
   const auto udp_len = static_cast<uint16_t>(size - 34);
-  const auto ip_csum = static_cast<uint16_t>(~fold(flow.ip_sum + ip_len + ip_id));
+  const auto ip_csum = static_cast<uint16_t>(~ipv4_checksum::fold(flow.ip_sum + ip_len + ip_id));
   // The UDP length counts twice: once in the pseudo-header, once in the UDP header.
   auto udp_csum =
-      static_cast<uint16_t>(~fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
+      static_cast<uint16_t>(~ipv4_checksum::fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
   if (udp_csum == 0) udp_csum = 0xFFFF;  // 0 would mean "no checksum"
   put16(out + 16, ip_len);
   put16(out + 18, ip_id);

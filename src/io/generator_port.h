@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/config_node.h"
+#include "core/splitmix64.h"
 #include "io/generator_config.h"
 #include "io/port.h"
 #include "io/port_factory.h"
@@ -88,7 +89,7 @@ class GeneratorPort final : public Port {
   uint16_t next_ip_id_ = 0;
   uint32_t next_size_ = 64;  // size of the next frame, drawn ahead so pacing can price it
   uint64_t imix_pos_ = 0;
-  uint64_t size_rng_ = 0;
+  SplitMix64 size_rng_{0};
   bool started_ = false;
   uint64_t start_ns_ = 0;  // CLOCK_MONOTONIC of the first rx_burst
 

@@ -22,6 +22,7 @@
 #include "core/batch.h"
 #include "core/compat.h"
 #include "core/drop_reason.h"
+#include "core/internet_checksum.h"
 #include "core/parse.h"
 #include "nf/ipsec/aes128.h"
 #include "nf/ipsec/hmac_sha1.h"
@@ -105,11 +106,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE uint64_t iv_of(uint32_t epoch, uint32_t seq) {
 
 // The one's complement checksum of a 20-byte IPv4 header at `ip` (checksum field zero).
 GPUNFV_HD inline uint16_t ipv4_header_checksum(IsoSpan<const uint8_t> f, uint32_t ip) {
-  uint32_t sum = 0;
-  for (uint32_t i = 0; i < 20; i += 2) sum += load_be16(f, ip + i);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  return uint16_t(~sum);
+  return static_cast<uint16_t>(~ipv4_checksum::ones_sum(f, ip, 20));
 }
 
 // Copies n bytes from `from` to `to` within one span when the ranges overlap, 16 bytes at a

@@ -10,6 +10,7 @@
 #include "core/compat.h"
 #include "core/drop_reason.h"
 #include "core/iso_span.h"
+#include "core/internet_checksum.h"
 #include "core/parse.h"
 #include "nf/router/lpm_dir24_8.h"
 
@@ -22,31 +23,6 @@ struct RouterView {
 };
 static_assert(std::is_trivially_copyable_v<RouterView>);
 
-namespace ipv4_checksum {
-
-// Folds a 32-bit sum of 16-bit words into 16 bits with end-around carry.
-GPUNFV_HD GPUNFV_FORCEINLINE uint16_t fold(uint32_t sum) {
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(sum);
-}
-
-// One's complement sum of the `bytes` (even) bytes at `off`; 0xFFFF over a header whose
-// checksum field is correct.
-GPUNFV_HD inline uint16_t ones_sum(IsoSpan<const uint8_t> f, uint32_t off, uint32_t bytes) {
-  uint32_t sum = 0;
-  for (uint32_t i = 0; i < bytes; i += 2) sum += load_be16(f, off + i);
-  return fold(sum);
-}
-
-// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') when one 16-bit word changes from m to m'.
-// Unlike RFC 1141's form it never yields 0xFFFF, so it matches a full recomputation.
-GPUNFV_HD GPUNFV_FORCEINLINE uint16_t update(uint16_t hc, uint16_t old_word, uint16_t new_word) {
-  uint32_t sum = uint32_t(uint16_t(~hc)) + uint16_t(~old_word) + new_word;
-  return static_cast<uint16_t>(~fold(sum));
-}
-
-}  // namespace ipv4_checksum
 
 struct RouterLogic {
   GPUNFV_HD DropReason operator()(const RouterView& v, PacketRef p) const {

@@ -12,6 +12,7 @@
 #include "core/packet_headers.h"
 #include "nf/firewall/classbench_file.h"
 #include "nf/firewall/five_tuple.h"
+#include "core/splitmix64.h"
 
 namespace gpunfv::fwtest {
 
@@ -66,24 +67,7 @@ inline std::vector<TraceHeader> read_trace(const std::string& path) {
   return out;
 }
 
-// splitmix64: the same numbers on every platform and standard library.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi] (hi - lo < 2^32).
-  uint32_t in(uint32_t lo, uint32_t hi) {
-    return lo + uint32_t(next() % (uint64_t(hi) - lo + 1));
-  }
-
- private:
-  uint64_t s_;
-};
+using Rng = SplitMix64;  // reproducible test data, the same on every platform
 
 // A value of a field for a header drawn from a rule: mostly inside [lo, hi], sometimes on its
 // ends or just outside them (where interval boundaries are easy to get wrong).
