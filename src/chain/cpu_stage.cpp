@@ -1,58 +1,132 @@
+// CPU processing stage: a chain is a pipeline of stages (enter, then one per NF node) with a
+// queue in front of each (chain_flow.h); a pool of worker threads takes batches from any
+// stage whose rate controller lets it, latest stage first (finishing work frees batches
+// sooner than starting it). Batches keep their order per stage; NFs run in place on the
+// batch and only next_nf moves between them.
 #include <atomic>
+#include <condition_variable>
 #include <thread>
 
-#include "chain/classify.h"
+#include "chain/chain_flow.h"
+#include "chain/chain_steps.h"
 #include "chain/processing_stage.h"
-#include "core/blocking_queue.h"
+#include "core/clock.h"
 
 namespace gpunfv {
 
 void run_chain_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b) {
-  for (uint32_t i = 0; i < b.count; ++i) classify_packet(b, i);
-  for (size_t pos = 0; pos < c.path.size(); ++pos)
-    rc.nfs[c.path[pos]]->process(b, 0, b.count, static_cast<uint8_t>(pos));
+  enter_chain_cpu(c, b);
+  for (size_t k = 0; k < c.path.size(); ++k) run_node_cpu(rc, c, b, static_cast<uint8_t>(k));
 }
 
 namespace {
 
-// Workers take whole batches; order is restored by egress (batches carry batch_seq).
 class CpuStage final : public ProcessingStage {
  public:
-  CpuStage(const RuntimeConfig& rc, uint32_t workers) : rc_(rc), workers_(workers) {}
+  CpuStage(const RuntimeConfig& rc, uint32_t workers) : rc_(rc), workers_(workers) {
+    for (const Chain& c : rc.chains) flows_.push_back(make_chain_flow(rc, c));
+  }
   ~CpuStage() override { stop(); }
 
   void start(Done done) override {
     done_ = std::move(done);
     for (uint32_t w = 0; w < workers_; ++w) threads_.emplace_back([this] { work(); });
   }
-  void submit(Batch* b) override { queue_.push(b); }
+  void submit(Batch* b) override {
+    in_pipeline_.fetch_add(1);
+    flows_[b->chain]->push(0, b, b->count(), monotonic_ns());
+    wake_.notify_one();
+  }
   void stop() override {
-    queue_.close();
+    // Drain: every submitted batch leaves through done_ before the workers go.
+    while (in_pipeline_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    stopping_ = true;
+    wake_.notify_all();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
+  bool ingress_paused(uint16_t chain) const override { return flows_[chain]->ingress_paused(); }
+  const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
   std::string describe() const override {
     return "cpu backend, " + std::to_string(workers_) + " worker thread(s)";
   }
 
  private:
-  void work() {
-    while (!queue_.closed_and_empty()) {
-      auto b = queue_.pop_for(std::chrono::milliseconds(10));
-      if (!b) continue;
-      run_chain_cpu(rc_, rc_.chains[(*b)->chain], (*b)->view());
-      done_(*b);
+  // Takes the latest runnable stage's next batch; nullptr if none.
+  bool take(size_t& chain, size_t& stage, Batch*& b) {
+    const uint64_t now = monotonic_ns();
+    for (size_t c = 0; c < flows_.size(); ++c) {
+      size_t ci = (c + rr_.fetch_add(1, std::memory_order_relaxed)) % flows_.size();
+      ChainFlow& f = *flows_[ci];
+      for (size_t s = f.stages(); s-- > 0;) {
+        if (Batch* got = f.pop(s, now)) {
+          chain = ci, stage = s, b = got;
+          return true;
+        }
+      }
     }
+    return false;
+  }
+
+  void work() {
+    while (true) {
+      size_t c = 0, s = 0;
+      Batch* b = nullptr;
+      if (!take(c, s, b)) {
+        if (stopping_) return;
+        std::unique_lock<std::mutex> lk(wake_m_);
+        wake_.wait_for(lk, std::chrono::microseconds(100));
+        continue;
+      }
+      run_stage(c, s, b);
+    }
+  }
+
+  void run_stage(size_t c, size_t s, Batch* b) {
+    const Chain& chain = rc_.chains[c];
+    ChainFlow& flow = *flows_[c];
+    const BatchView v = b->view();
+    if (s == 0) {
+      enter_chain_cpu(chain, v);
+    } else {
+      const auto k = static_cast<uint8_t>(s - 1);
+      if (v.node_packets[k] > 0) flow.count_launch(s);
+      run_node_cpu(rc_, chain, v, k);
+    }
+    if (s + 1 < flow.stages()) {
+      push_or_drop(flow, s + 1, b, v);
+    } else {
+      in_pipeline_.fetch_sub(1);
+      done_(b);
+    }
+    wake_.notify_one();
+  }
+
+  void push_or_drop(ChainFlow& flow, size_t s, Batch* b, const BatchView& v) {
+    const auto k = static_cast<uint8_t>(s - 1);
+    if (flow.push(s, b, v.node_packets[k], monotonic_ns())) return;
+    drop_at_node_cpu(v, k);
+    flow.push(s, b, 0, monotonic_ns());
   }
 
   const RuntimeConfig& rc_;
   uint32_t workers_;
+  std::vector<std::unique_ptr<ChainFlow>> flows_;
   Done done_;
-  BlockingQueue<Batch*> queue_;
   std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> in_pipeline_{0};
+  std::atomic<uint32_t> rr_{0};
+  std::mutex wake_m_;
+  std::condition_variable wake_;
 };
 
 }  // namespace
+
+std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c) {
+  const double threshold = c.backpressure ? c.qt * rc.settings.batch_size : 0.0;
+  return std::make_unique<ChainFlow>(c.path.size() + 1, threshold, rc.settings.queue_batches);
+}
 
 std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers) {
   return std::make_unique<CpuStage>(rc, workers);

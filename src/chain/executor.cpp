@@ -80,6 +80,8 @@ class Pipeline {
     egress.join();
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
+    collect_chain_metrics();
+    stage_->report(stats_.scheduler);
     for (auto& nf : rc_.nfs) {
       nf->finish();
       nlohmann::json j = nlohmann::json::object();
@@ -103,6 +105,12 @@ class Pipeline {
     uint64_t batch_seq = 0, pkt_seq = 0;
     for (;;) {
       if (port.rx_done() || past_deadline(monotonic_ns())) break;
+      // Simmer: while the chain's first NF is slowed the port is not polled (a file or
+      // generator source waits; a live source's own queue fills and counts its drops).
+      if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;
+      }
       std::optional<Batch*> got;
       while (!(got = pool_->acquire(std::chrono::milliseconds(10))))
         if (past_deadline(monotonic_ns())) break;
@@ -172,22 +180,20 @@ class Pipeline {
     for (size_t pos = 0; pos < chain.path.size(); ++pos)
       rc_.nfs[chain.path[pos]]->collect(v, static_cast<uint8_t>(pos), ctx);
     PortCounters& in_pc = *stats_.ports[chain.from];
-    const size_t path_len = chain.path.size();
-    uint64_t reached_at[256] = {};
-    DropCounts nf_drops_at_pos[4];  // small chains counted without allocation
-    std::vector<DropCounts> nf_drops_long(path_len > 4 ? path_len : 0);
-    auto nf_drops = [&](size_t pos) -> DropCounts& {
-      return path_len > 4 ? nf_drops_long[pos] : nf_drops_at_pos[pos];
+    const size_t nodes = chain.path.size();
+    uint64_t reached[kMaxChainNodes] = {};
+    DropCounts node_drops_small[4];  // small chains counted without allocation
+    std::vector<DropCounts> node_drops_long(nodes > 4 ? nodes : 0);
+    auto node_drops = [&](size_t k) -> DropCounts& {
+      return nodes > 4 ? node_drops_long[k] : node_drops_small[k];
     };
     uint64_t forwarded = 0, dropped = 0;
     const uint64_t now = monotonic_ns();
     for (uint32_t i = 0; i < v.count; ++i) {
       auto reason = static_cast<DropReason>(v.verdict[i]);
-      uint8_t pos = v.next_nf[i];
-      if (pos != kChainDone) {
-        ++reached_at[pos];
-        if (reason != DropReason::none) nf_drops(pos).add(reason);
-      }
+      for (uint32_t bits = v.visited[i]; bits; bits &= bits - 1) ++reached[__builtin_ctz(bits)];
+      // A drop with next_nf at a node is that NF's; kChainDone marks classify's drops.
+      if (reason != DropReason::none && v.next_nf[i] < nodes) node_drops(v.next_nf[i]).add(reason);
       if (reason == DropReason::none) {
         uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
         if (eg == kNoPort || eg >= rc_.ports.size()) {
@@ -208,17 +214,38 @@ class Pipeline {
     }
     in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
     in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
-    // NF k saw every packet that reached position k or beyond.
-    uint64_t reached_k_or_more = 0;
-    for (size_t k = path_len + 1; k-- > 0;) {
-      reached_k_or_more += reached_at[k];
-      if (k == path_len) continue;
+    for (size_t k = 0; k < nodes; ++k) {
       NfCounters& nc = stats_.nfs[chain.path[k]];
-      DropCounts& d = nf_drops(k);
-      uint64_t drops = d.total();
-      nc.in += reached_k_or_more;
-      nc.out += reached_k_or_more - drops;
+      const DropCounts& d = node_drops(k);
+      nc.in += reached[k];
+      nc.out += reached[k] - d.total();
       for (int r = 0; r < kDropReasonCount; ++r) nc.drops.by_reason[r] += d.by_reason[r];
+    }
+  }
+
+  void collect_chain_metrics() {
+    const uint64_t now = monotonic_ns();
+    const double elapsed = (now - t0_) * 1e-9;
+    for (size_t c = 0; c < rc_.chains.size(); ++c) {
+      const Chain& chain = rc_.chains[c];
+      nlohmann::json cj = {{"name", chain.name}, {"backpressure", chain.backpressure},
+                           {"qt", chain.qt}, {"stages", nlohmann::json::array()}};
+      if (const ChainFlow* f = stage_->flow(static_cast<uint16_t>(c))) {
+        std::vector<StageMetrics> m = f->metrics(now);
+        for (size_t s = 0; s < m.size(); ++s) {
+          cj["stages"].push_back(
+              {{"nf", s == 0 ? std::string() : rc_.nfs[chain.path[s - 1]]->name()},
+               {"batches", m[s].batches},
+               {"launches", m[s].launches},
+               {"packets", m[s].packets},
+               {"mean_queued_packets", elapsed > 0 ? m[s].queued_packet_seconds / elapsed : 0.0},
+               {"max_queued_packets", m[s].max_queued_packets},
+               {"slowed_s", m[s].slowed_ns * 1e-9},
+               {"slow_down_signals", m[s].slow_down_signals},
+               {"queue_full_drops", m[s].queue_full_drops}});
+        }
+      }
+      stats_.chains.push_back(std::move(cj));
     }
   }
 
@@ -249,6 +276,7 @@ class Pipeline {
       s.dropped_total = dr;
       s.in_flight = in_flight_.load();
       s.batches = rc_.settings.batches;
+      s.detail = stage_->allocation_line();
       std::fputs(format_progress(s).c_str(), opt_.progress);
       std::fflush(opt_.progress);
       last_rx = rx, last_tx = tx, last_rxb = rxb, last_txb = txb, last_t = now;

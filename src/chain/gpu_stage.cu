@@ -7,7 +7,7 @@
 #include <deque>
 #include <thread>
 
-#include "chain/classify.h"
+#include "chain/chain_steps.h"
 #include "chain/processing_stage.h"
 #include "core/blocking_queue.h"
 #include "gpu/cuda_check.h"
@@ -17,20 +17,14 @@
 
 namespace gpunfv {
 
-__global__ void classify_kernel(BatchView b) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    classify_packet(b, i);
-}
-
 void launch_chain_gpu(const RuntimeConfig& rc, const Chain& chain, const BatchView& dv,
                       cudaStream_t st) {
   if (dv.count == 0) return;
+  GPUNFV_CUDA(cudaMemsetAsync(dv.node_packets.framework_data(), 0, kMaxChainNodes * sizeof(uint32_t), st));
+  launch_enter_chain(chain, dv, st);
   GpuStream gs{st, 0, 256};
-  int blocks = static_cast<int>((dv.count + 255) / 256);
-  classify_kernel<<<blocks, 256, 0, st>>>(dv);
-  GPUNFV_CUDA(cudaGetLastError());
-  for (size_t pos = 0; pos < chain.path.size(); ++pos)
-    rc.nfs[chain.path[pos]]->process_gpu(dv, static_cast<uint8_t>(pos), gs);
+  for (size_t k = 0; k < chain.path.size(); ++k)
+    launch_node_gpu(rc, chain, dv, static_cast<uint8_t>(k), gs);
 }
 
 namespace {

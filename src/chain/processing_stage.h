@@ -10,7 +10,9 @@
 
 #include "chain/batch_shape.h"
 #include "chain/runtime_config.h"
+#include "chain/chain_flow.h"
 #include "core/batch.h"
+#include <nlohmann/json_fwd.hpp>
 
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -28,7 +30,16 @@ class ProcessingStage {
   // Finishes every submitted batch, then stops the threads.
   virtual void stop() = 0;
   virtual std::string describe() const = 0;
+  // Simmer: the chain's first stage is slowed, so its ingress port should stop polling.
+  virtual bool ingress_paused(uint16_t chain) const { return false; }
+  // The chain's stage queues and their metrics (nullptr for stages without them).
+  virtual const ChainFlow* flow(uint16_t chain) const { return nullptr; }
+  // Live scheduler state for the progress line and the report ("" / null when none).
+  virtual std::string allocation_line() const { return ""; }
+  virtual void report(nlohmann::json& j) const {}
 };
+
+std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c);
 
 std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers);
 #if GPUNFV_HAVE_CUDA

@@ -32,7 +32,8 @@ YAML::Node load_yaml(const std::string& path) {
 
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
-               "batch_timeout_us"});
+               "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
+               "sched_p", "sched_c_us"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -42,6 +43,21 @@ Settings parse_settings(const ConfigNode& n) {
   s.gpu_in_flight = static_cast<uint32_t>(n.int_or("gpu_in_flight", s.gpu_in_flight, 1, 64));
   s.batch_timeout_us =
       static_cast<uint32_t>(n.int_or("batch_timeout_us", s.batch_timeout_us, 1, 10'000'000));
+  s.queue_batches = static_cast<uint32_t>(n.int_or("queue_batches", 0, 0, 1 << 16));
+  s.scheduler = n.str_or("scheduler", s.scheduler);
+  if (s.scheduler != "temporal" && s.scheduler != "fair" && s.scheduler != "unco" &&
+      s.scheduler != "gnet")
+    n["scheduler"].fail("scheduler must be temporal, fair, unco or gnet");
+  if (n.has("model")) s.model_file = n.path("model");
+  auto positive = [&](const char* key, double dflt, double max) {
+    if (!n.has(key)) return dflt;
+    double v = n[key].as_double();
+    if (!(v > 0 && v <= max)) n[key].fail(std::string(key) + " must be in (0, " + std::to_string(max) + "]");
+    return v;
+  };
+  s.latency_bound_us = positive("latency_bound_us", s.latency_bound_us, 1e7);
+  s.sched_p = positive("sched_p", s.sched_p, 1.0);
+  s.sched_c_us = positive("sched_c_us", s.sched_c_us, 1e6);
   return s;
 }
 
@@ -99,7 +115,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
 
   std::set<uint16_t> ingress_used;
   for (const ConfigNode& c : root["chains"].items()) {
-    c.only_keys({"name", "from", "path", "to"});
+    c.only_keys({"name", "from", "path", "to", "routes", "backpressure", "qt"});
     Chain chain;
     std::string from = c.str("from");
     auto from_id = port_id_of(from);
@@ -108,15 +124,14 @@ RuntimeConfig load_runtime_config(const std::string& path) {
     if (!ingress_used.insert(*from_id).second)
       c["from"].fail("port '" + from + "' already feeds another chain");
     chain.from = *from_id;
-    if (auto path = c.get("path")) {
-      for (const ConfigNode& step : path->items()) {
-        std::string nf = step.as_string();
-        auto it = nf_ids.find(nf);
-        if (it == nf_ids.end()) step.fail("unknown NF '" + nf + "'");
-        chain.path.push_back(it->second);
-      }
+    chain.graph = parse_chain_graph(c, nf_ids);
+    chain.path = chain.graph.nf;
+    chain.view = chain.graph.view();
+    if (c.has("backpressure")) chain.backpressure = c["backpressure"].as_bool();
+    if (c.has("qt")) {
+      chain.qt = c["qt"].as_double();
+      if (!(chain.qt >= 1.0 && chain.qt <= 64.0)) c["qt"].fail("qt must be in [1, 64] batches");
     }
-    if (chain.path.size() >= kChainDone) c["path"].fail("chain too long");
     if (auto to = c.get("to")) {
       std::string to_name = to->as_string();
       auto to_id = port_id_of(to_name);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chain/chain_graph.h"
 #include "io/port.h"
 #include "nf/network_function.h"
 
@@ -15,8 +16,19 @@ namespace gpunfv {
 struct Chain {
   std::string name;                     // "from->to" unless named
   uint16_t from = 0;                    // ingress port id
-  std::vector<uint16_t> path;           // NF indices, in order
+  std::vector<uint16_t> path;           // node -> NF index, in list (topological) order
+  ChainGraph graph;                     // branches and routing table
+  ChainView view;                       // what the switch reads
   uint16_t to = kNoPort;                // egress for packets whose NFs chose none
+  bool backpressure = false;            // Simmer's slow-down / fasten-up between nodes
+  double qt = 2.8;                      // queue threshold, in batches of the node's batch size
+
+  // Replaces the chain with a straight path through `nfs` (tests, benchmarks).
+  void set_path(const std::vector<uint16_t>& nfs) {
+    graph = linear_chain_graph(nfs);
+    path = nfs;
+    view = graph.view();
+  }
 };
 
 struct Settings {
@@ -26,6 +38,12 @@ struct Settings {
   uint32_t workers = 0;                 // CPU backend worker threads; 0: all cores but two
   uint32_t gpu_in_flight = 8;           // GPU backend: batches in flight
   uint32_t batch_timeout_us = 100;      // a partial batch is sent after this idle time
+  uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
+  std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet
+  std::string model_file;               // gnet: performance model (gpunfv profile's output)
+  double latency_bound_us = 1000;       // gnet: per-NF latency bound L
+  double sched_p = 0.1;                 // gnet: throughput step P per round
+  double sched_c_us = 20;               // gnet: overhead C per launch
 };
 
 struct RuntimeConfig {

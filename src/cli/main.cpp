@@ -43,6 +43,20 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
       std::fprintf(stderr, "  chain %s: %s%s%s\n", c.name.c_str(), rc.ports[c.from]->name().c_str(),
                    path.c_str(),
                    c.to != kNoPort ? (" -> " + rc.ports[c.to]->name()).c_str() : " -> (NF choice)");
+      for (size_t k = 0; k < c.graph.next.size(); ++k) {
+        const auto& next = c.graph.next[k];
+        const bool straight = next.size() == 1 && next[0] == k + 1;
+        const bool last = next.empty() && k + 1 == c.graph.next.size();
+        if (straight || last) continue;
+        std::string to;
+        for (uint8_t t : next) to += (to.empty() ? "" : " | ") + (t == kChainDone ? std::string("done") : c.graph.name[t]);
+        std::fprintf(stderr, "    %s -> %s%s\n", c.graph.name[k].c_str(), to.empty() ? "done" : to.c_str(),
+                     next.size() > 1 ? " (by flow hash)" : "");
+      }
+      if (!c.graph.routes.empty())
+        std::fprintf(stderr, "    routing table: %zu entries (destination, current NF) -> next NF\n",
+                     c.graph.routes.size());
+      if (c.backpressure) std::fprintf(stderr, "    backpressure on, qt %.1f batches\n", c.qt);
     }
   }
   RunStats stats = run(rc, opt);

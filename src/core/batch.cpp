@@ -33,6 +33,9 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride, uint32_t resul
   l.off_port = place(sizeof(uint16_t));
   l.off_out_port = place(sizeof(uint16_t));
   l.off_next_nf = place(sizeof(uint8_t));
+  l.off_visited = place(sizeof(uint32_t));
+  l.off_node_packets = align_up(at, 256);
+  at = l.off_node_packets + kMaxChainNodes * sizeof(uint32_t);
   l.off_verdict = place(sizeof(uint8_t));
   l.off_headers = place(sizeof(PacketHeaders));
   l.off_flow_hash = place(sizeof(uint32_t));
@@ -60,6 +63,9 @@ BatchView BatchLayout::view(uint8_t* base, uint32_t count) const {
   v.out_port = span((uint16_t*)nullptr, off_out_port);
   v.next_nf = span((uint8_t*)nullptr, off_next_nf);
   v.verdict = span((uint8_t*)nullptr, off_verdict);
+  v.visited = span((uint32_t*)nullptr, off_visited);
+  v.node_packets = IsoSpan<uint32_t>(reinterpret_cast<uint32_t*>(base + off_node_packets),
+                                     kMaxChainNodes);
   v.headers = span((PacketHeaders*)nullptr, off_headers);
   v.flow_hash = span((uint32_t*)nullptr, off_flow_hash);
   v.seq = span((uint64_t*)nullptr, off_seq);

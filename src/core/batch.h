@@ -18,6 +18,8 @@ namespace gpunfv {
 inline constexpr uint16_t kNoPort = 0xFFFF;
 // next_nf value of a packet that finished its chain (or never entered one).
 inline constexpr uint8_t kChainDone = 0xFF;
+// Most NFs one chain may hold: `visited` keeps one bit per chain node.
+inline constexpr uint32_t kMaxChainNodes = 32;
 
 struct BatchView {
   uint32_t count = 0;     // packets in the batch
@@ -27,19 +29,32 @@ struct BatchView {
   IsoSpan<uint16_t> len;  // frame length in bytes (may exceed stride: then dropped as oversize)
   IsoSpan<uint16_t> port;      // ingress port id
   IsoSpan<uint16_t> out_port;  // egress port id, kNoPort until an NF chooses one
-  IsoSpan<uint8_t> next_nf;    // position in the chain of the next NF to run
+  IsoSpan<uint8_t> next_nf;    // chain node of the next NF to run (kChainDone: finished)
+  IsoSpan<uint32_t> visited;   // bit k: the packet was sent to chain node k (so node k saw it)
   IsoSpan<uint8_t> verdict;    // DropReason; none while the packet is alive
   IsoSpan<PacketHeaders> headers;
   IsoSpan<uint32_t> flow_hash;
   IsoSpan<uint64_t> seq;       // sequence number per ingress port
   IsoSpan<uint64_t> rx_ns;     // ingress time (monotonic clock, ns) for latency
   IsoSpan<uint64_t> wire_ns;   // capture timestamp (UNIX ns), written back on tx
+  // Packets sent to each chain node (kMaxChainNodes counters), written by the framework's
+  // switch so the host knows every NF queue's occupancy in packets.
+  IsoSpan<uint32_t> node_packets;
   // Per-packet results NFs hand back to the host (e.g. NIDS matches, firewall rule index):
   // result_stride bytes per packet, each NF owning a slice at its own offset.
   uint32_t result_stride = 0;
   IsoSpan<uint8_t> results;
 };
 static_assert(std::is_trivially_copyable_v<BatchView>);
+
+// Whether packet i was sent to chain node `node` (so the NF there saw it), and whether that
+// NF dropped it (NFs leave a dropped packet's next_nf at their node, with the reason).
+GPUNFV_HD inline bool reached_node(const BatchView& b, uint32_t i, uint8_t node) {
+  return (b.visited[i] >> node) & 1u;
+}
+GPUNFV_HD inline bool dropped_at_node(const BatchView& b, uint32_t i, uint8_t node) {
+  return b.verdict[i] != static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == node;
+}
 
 // One packet of a batch, as an NF sees it: everything goes through the batch's IsoSpans.
 class PacketRef {
@@ -77,6 +92,7 @@ struct BatchLayout {
   uint32_t stride = 0;
   uint32_t result_stride = 0;
   size_t off_results = 0, off_data = 0, off_len = 0, off_port = 0, off_out_port = 0, off_next_nf = 0,
+         off_visited = 0, off_node_packets = 0,
          off_verdict = 0, off_headers = 0, off_flow_hash = 0, off_seq = 0, off_rx_ns = 0,
          off_wire_ns = 0, bytes = 0;
 

@@ -32,7 +32,9 @@
   X(esp_unknown_spi, "no SA with the packet's SPI (ipsec inbound)")                   \
   X(esp_malformed, "ESP packet too short, misaligned, fragmented or badly padded")   \
   X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                   \
-  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")
+  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")     \
+  X(nf_queue_full, "the NF's input queue was full (a loss inside the chain)")         \
+  X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it")
 
 namespace gpunfv {
 

@@ -66,8 +66,8 @@ class NetworkFunction {
 
   // Host side, once per finished batch of a chain this NF is in, in ingress order, on the
   // egress thread (never concurrently with itself): turn per-packet results into logs and
-  // counters. A packet reached this NF if next_nf > position, or next_nf == position with a
-  // verdict (this NF dropped it).
+  // counters. A packet reached this NF if reached_node(b, i, position) (core/batch.h); the NF
+  // dropped it if dropped_at_node(b, i, position).
   virtual void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {}
   // NF-specific additions to the JSON report (e.g. rule_hits) and the end of a run.
   virtual void report(nlohmann::json& j) const {}

@@ -23,9 +23,10 @@ nlohmann::json drops_json(const DropCounts& d) {
 }  // namespace
 
 std::string format_progress(const ProgressSample& s) {
-  return fmt::format("[{:7.1f}s] rx {:>11} {:>12} | tx {:>11} {:>12} | dropped {} | batches in flight {}/{}\n",
+  return fmt::format("[{:7.1f}s] rx {:>11} {:>12} | tx {:>11} {:>12} | dropped {} | batches in flight {}/{}{}{}\n",
                      s.elapsed_s, si(s.rx_pps, "pps"), si(s.rx_bps, "bit/s"), si(s.tx_pps, "pps"),
-                     si(s.tx_bps, "bit/s"), s.dropped_total, s.in_flight, s.batches);
+                     si(s.tx_bps, "bit/s"), s.dropped_total, s.in_flight, s.batches,
+                     s.detail.empty() ? "" : " | ", s.detail);
 }
 
 std::string summary_table(const RunStats& s) {
@@ -52,6 +53,24 @@ std::string summary_table(const RunStats& s) {
                          n.drops.total(), reasons);
     }
   }
+  for (const auto& c : s.chains) {
+    if (!c.contains("stages") || c["stages"].size() < 2) continue;
+    out += fmt::format("\nchain {} (backpressure {}{}): per NF queue\n", c["name"].get<std::string>(),
+                       c["backpressure"].get<bool>() ? "on, qt " : "off",
+                       c["backpressure"].get<bool>() ? fmt::format("{:.1f}", c["qt"].get<double>()) : "");
+    out += fmt::format("  {:<12} {:>10} {:>12} {:>12} {:>12} {:>10} {:>12}\n", "nf", "launches",
+                       "packets", "mean queue", "max queue", "slowed s", "queue drops");
+    for (const auto& st : c["stages"]) {
+      if (st["nf"].get<std::string>().empty()) continue;
+      out += fmt::format("  {:<12} {:>10} {:>12} {:>12.0f} {:>12} {:>10.3f} {:>12}\n",
+                         st["nf"].get<std::string>(), st["launches"].get<uint64_t>(),
+                         st["packets"].get<uint64_t>(), st["mean_queued_packets"].get<double>(),
+                         st["max_queued_packets"].get<uint64_t>(), st["slowed_s"].get<double>(),
+                         st["queue_full_drops"].get<uint64_t>());
+    }
+  }
+  if (s.scheduler.is_object() && s.scheduler.contains("line"))
+    out += fmt::format("\nscheduler: {}\n", s.scheduler["line"].get<std::string>());
   DropCounts ingress;  // drops outside any NF: classify and egress
   for (const auto& p : s.ports) {
     for (int r = 0; r < kDropReasonCount; ++r) ingress.by_reason[r] += p->dropped.by_reason[r];
@@ -104,6 +123,12 @@ nlohmann::json report_json(const RunStats& s) {
                      {"p99", s.latency.quantile(0.99)},
                      {"max", s.latency.max()},
                      {"count", s.latency.count()}};
+  nlohmann::json cdf = nlohmann::json::array();  // (quantile, ns) for latency CDF plots
+  for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999})
+    cdf.push_back({q, s.latency.quantile(q)});
+  j["latency_ns"]["cdf"] = cdf;
+  j["chains"] = s.chains;
+  if (!s.scheduler.is_null()) j["scheduler"] = s.scheduler;
   j["totals"] = {{"rx_packets", s.total_rx()}, {"tx_packets", s.total_tx()},
                  {"dropped", s.total_dropped()}};
   j["accounting_ok"] = s.accounting_errors().empty();

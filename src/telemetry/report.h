@@ -16,6 +16,7 @@ struct ProgressSample {
   double rx_pps = 0, tx_pps = 0, rx_bps = 0, tx_bps = 0;
   uint64_t rx_total = 0, tx_total = 0, dropped_total = 0;
   uint32_t in_flight = 0, batches = 0;
+  std::string detail;  // e.g. the scheduler's current allocation
 };
 
 std::string format_progress(const ProgressSample& s);

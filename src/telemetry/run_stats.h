@@ -21,6 +21,8 @@ struct RunStats {
   std::vector<NfCounters> nfs;                       // index = NF index
   std::vector<nlohmann::json> nf_reports;            // NF-specific report keys, per NF
   LatencyHistogram latency;                          // rx to tx, transmitted packets
+  nlohmann::json chains = nlohmann::json::array();   // per chain: stage queues, flow control
+  nlohmann::json scheduler;                          // GPU sharing policy and allocations
 
   uint64_t total_rx() const;
   uint64_t total_tx() const;

@@ -45,9 +45,7 @@ class TagNf final : public NetworkFunction {
     EXPECT_EQ(ctx.port_name, "in");
     EXPECT_TRUE(ctx.from_pcap);
     for (uint32_t i = 0; i < b.count; ++i) {
-      bool reached = b.next_nf[i] != kChainDone &&
-                     (b.next_nf[i] > pos || (b.next_nf[i] == pos && b.verdict[i] != 0));
-      if (!reached) continue;
+      if (!reached_node(b, i, pos)) continue;
       uint32_t words[2];
       std::memcpy(words, b.results.framework_data() + size_t(i) * b.result_stride + result_offset(), 8);
       if (words[0] == tag_ && words[1] == b.len[i]) ++good;
@@ -73,7 +71,7 @@ settings: {batch_size: 100, workers: 3}
   RuntimeConfig rc = load_runtime_config(cfg);
   rc.nfs.push_back(std::make_unique<TagNf>("a", 0xA));
   rc.nfs.push_back(std::make_unique<TagNf>("b", 0xB));
-  rc.chains[0].path = {0, 1};
+  rc.chains[0].set_path({0, 1});
   RunStats s = run(rc, RunOptions{Backend::cpu, 0, nullptr});
   EXPECT_EQ(s.accounting_errors(), "");
   auto& a = static_cast<TagNf&>(*rc.nfs[0]);

@@ -88,13 +88,7 @@ void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext&) {
   for (uint32_t i = 0; i < b.count; ++i) {
-    const uint8_t at = b.next_nf[i];
-    // Reached this NF: passed it (at > position) or was dropped by it (at == position with a
-    // verdict); kChainDone marks a packet dropped at ingress classification.
-    const bool reached =
-        at != kChainDone &&
-        (at > position || (at == position && b.verdict[i] != uint8_t(DropReason::none)));
-    if (!reached) continue;
+    if (!reached_node(b, i, position)) continue;
     IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);
     const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
                           (uint32_t(r[3]) << 24);

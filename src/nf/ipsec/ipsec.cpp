@@ -166,9 +166,8 @@ void IpsecGateway::prepare(Backend backend) {
 void IpsecGateway::collect(const BatchView& b, uint8_t position, const CollectContext&) {
   const uint32_t offset = result_offset();
   for (uint32_t i = 0; i < b.count; ++i) {
-    uint8_t at = b.next_nf[i];
     // Packets this NF passed on; their records are this batch's.
-    if (at == kChainDone || at <= position) continue;
+    if (!reached_node(b, i, position) || dropped_at_node(b, i, position)) continue;
     esp::EspRecord rec = esp::read_record(b, i, offset);
     if (rec.sa >= sa_packets_.size()) continue;  // bypassed
     ++sa_packets_[rec.sa];

@@ -96,9 +96,7 @@ void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos
 
 void Nids::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
   for (uint32_t i = 0; i < b.count; ++i) {
-    const uint8_t at = b.next_nf[i];
-    const bool reached = at != kChainDone && (at > position || (at == position && b.verdict[i] != 0));
-    if (!reached) continue;
+    if (!reached_node(b, i, position)) continue;
     const NidsResult r = NidsResult::load(b.results.framework_data() +
                                           size_t(i) * b.result_stride + result_offset());
     if (r.fired == 0) continue;

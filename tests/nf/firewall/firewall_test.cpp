@@ -43,6 +43,7 @@ class FirewallBatch {
       v.len[i] = uint16_t(frames[i].size());
       v.out_port[i] = kNoPort;
       v.next_nf[i] = 0;
+      v.visited[i] = 1;  // sent to node 0
       v.verdict[i] = uint8_t(parse_headers(PacketRef(v, i).frame(), v.headers[i]));
       EXPECT_EQ(v.verdict[i], 0) << "frame " << i << " does not parse";
     }
@@ -128,6 +129,8 @@ TEST(Firewall, DefaultActionAndPacketsNotAtThisNf) {
   // The firewall is second in the chain; packet 2 was dropped by the first NF.
   BatchView v = b.view();
   v.next_nf[0] = v.next_nf[1] = 1;
+  v.visited[0] = v.visited[1] = 0b11;  // sent to node 0, then to node 1 (the firewall)
+  v.visited[2] = 0b01;
   v.verdict[2] = uint8_t(DropReason::no_route);
   fw.process(v, 0, 3, 1);
   EXPECT_EQ(b.verdict(0), DropReason::none);  // rule 1 takes action: accept

@@ -133,6 +133,7 @@ inline void fill_batch(Batch& b, const std::vector<std::vector<uint8_t>>& frames
     DropReason r = parse_headers(IsoSpan<const uint8_t>(f.data(), len), v.headers[n]);
     v.verdict[n] = uint8_t(r);
     v.next_nf[n] = r == DropReason::none ? 0 : kChainDone;
+    v.visited[n] = r == DropReason::none ? 1u : 0u;  // sent to node 0
     ++n;
   }
   b.set_count(n);

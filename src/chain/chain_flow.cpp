@@ -1,0 +1,100 @@
+#include "chain/chain_flow.h"
+
+#include <algorithm>
+
+namespace gpunfv {
+
+ChainFlow::ChainFlow(size_t stages, double threshold_packets, uint32_t queue_batches)
+    : st_(stages), threshold_(threshold_packets), queue_batches_(queue_batches) {}
+
+void ChainFlow::account_occupancy(Stage& st, uint64_t now_ns) {
+  if (st.last_change_ns && now_ns > st.last_change_ns)
+    st.m.queued_packet_seconds += double(st.queued_packets) * double(now_ns - st.last_change_ns) * 1e-9;
+  st.last_change_ns = now_ns;
+}
+
+void ChainFlow::monitor(size_t s, uint64_t now_ns) {
+  if (threshold_ <= 0 || s == 0) return;
+  Stage& up = st_[s - 1];
+  const bool congested = double(st_[s].queued_packets) > threshold_;
+  if (congested == up.slowed) return;  // the same signal again changes nothing
+  up.slowed = congested;
+  if (congested) {
+    up.slowed_since = now_ns;
+    ++up.m.slow_down_signals;
+  } else {
+    up.m.slowed_ns += now_ns - up.slowed_since;
+  }
+}
+
+bool ChainFlow::push(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
+  std::lock_guard<std::mutex> lk(m_);
+  Stage& st = st_[s];
+  if (queue_batches_ && packets > 0 && st.waiting.size() >= queue_batches_) {
+    st.m.queue_full_drops += packets;
+    return false;
+  }
+  account_occupancy(st, now_ns);
+  st.waiting.emplace(b->batch_seq, std::make_pair(b, packets));
+  st.queued_packets += packets;
+  st.m.max_queued_packets = std::max(st.m.max_queued_packets, st.queued_packets);
+  monitor(s, now_ns);
+  return true;
+}
+
+Batch* ChainFlow::pop(size_t s, uint64_t now_ns) {
+  std::lock_guard<std::mutex> lk(m_);
+  Stage& st = st_[s];
+  if (st.slowed || st.waiting.empty()) return nullptr;
+  auto it = st.waiting.begin();
+  if (it->first != st.next_seq) return nullptr;  // an earlier batch is still upstream
+  account_occupancy(st, now_ns);
+  auto [b, packets] = it->second;
+  st.waiting.erase(it);
+  ++st.next_seq;
+  st.queued_packets -= packets;
+  ++st.m.batches;
+  st.m.packets += packets;
+  monitor(s, now_ns);
+  return b;
+}
+
+bool ChainFlow::ingress_paused() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return st_[0].slowed;
+}
+
+bool ChainFlow::stage_slowed(size_t s) const {
+  std::lock_guard<std::mutex> lk(m_);
+  return st_[s].slowed;
+}
+
+void ChainFlow::count_launch(size_t s) {
+  std::lock_guard<std::mutex> lk(m_);
+  ++st_[s].m.launches;
+}
+
+uint64_t ChainFlow::queued_packets(size_t s) const {
+  std::lock_guard<std::mutex> lk(m_);
+  return st_[s].queued_packets;
+}
+
+uint64_t ChainFlow::packets_seen(size_t s) const {
+  std::lock_guard<std::mutex> lk(m_);
+  return st_[s].m.packets;
+}
+
+std::vector<StageMetrics> ChainFlow::metrics(uint64_t now_ns) const {
+  std::lock_guard<std::mutex> lk(m_);
+  std::vector<StageMetrics> out;
+  for (const Stage& st : st_) {
+    StageMetrics m = st.m;
+    if (st.slowed) m.slowed_ns += now_ns - st.slowed_since;
+    if (st.last_change_ns && now_ns > st.last_change_ns)
+      m.queued_packet_seconds += double(st.queued_packets) * double(now_ns - st.last_change_ns) * 1e-9;
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,31 @@
+#include "chain/chain_steps.h"
+
+#include "chain/chain_switch.h"
+#include "chain/classify.h"
+
+namespace gpunfv {
+
+void enter_chain_cpu(const Chain& c, const BatchView& b) {
+  for (uint32_t k = 0; k < kMaxChainNodes; ++k) b.node_packets[k] = 0;
+  for (uint32_t i = 0; i < b.count; ++i) {
+    classify_packet(b, i);
+    uint8_t to = enter_chain(c.view, b, i);
+    if (to != kChainDone) ++b.node_packets[to];
+  }
+}
+
+void run_node_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b, uint8_t k) {
+  if (b.node_packets[k] == 0) return;  // nothing was sent here: no NF work, no survivors
+  rc.nfs[c.path[k]]->process(b, 0, b.count, k);
+  for (uint32_t i = 0; i < b.count; ++i) {
+    uint8_t to = switch_after_node(c.view, b, i, k);
+    if (to != kChainDone) ++b.node_packets[to];
+  }
+}
+
+void drop_at_node_cpu(const BatchView& b, uint8_t k) {
+  for (uint32_t i = 0; i < b.count; ++i) drop_at_node(b, i, k);
+  b.node_packets[k] = 0;
+}
+
+}  // namespace gpunfv

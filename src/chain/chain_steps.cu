@@ -1,0 +1,80 @@
+#include <algorithm>
+
+#include "chain/chain_steps.h"
+#include "chain/chain_switch.h"
+#include "chain/classify.h"
+#include "gpu/cuda_check.h"
+
+namespace gpunfv {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Per-block counts in shared memory, one atomic per node per block into the batch's
+// node_packets: 2048 packets cost a few dozen global atomics, not 2048.
+__device__ void count_sent(const BatchView& b, uint32_t* block_counts, uint8_t to) {
+  if (to != kChainDone) atomicAdd(&block_counts[to], 1u);
+}
+
+__device__ void flush_counts(const BatchView& b, uint32_t* block_counts) {
+  __syncthreads();
+  for (uint32_t k = threadIdx.x; k < kMaxChainNodes; k += blockDim.x)
+    if (block_counts[k]) atomicAdd(&b.node_packets[k], block_counts[k]);
+}
+
+__global__ void enter_chain_kernel(BatchView b, ChainView c) {
+  __shared__ uint32_t counts[kMaxChainNodes];
+  for (uint32_t k = threadIdx.x; k < kMaxChainNodes; k += blockDim.x) counts[k] = 0;
+  __syncthreads();
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x) {
+    classify_packet(b, i);
+    count_sent(b, counts, enter_chain(c, b, i));
+  }
+  flush_counts(b, counts);
+}
+
+__global__ void switch_kernel(BatchView b, ChainView c, uint8_t k) {
+  __shared__ uint32_t counts[kMaxChainNodes];
+  for (uint32_t j = threadIdx.x; j < kMaxChainNodes; j += blockDim.x) counts[j] = 0;
+  __syncthreads();
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
+    count_sent(b, counts, switch_after_node(c, b, i, k));
+  flush_counts(b, counts);
+}
+
+__global__ void drop_at_node_kernel(BatchView b, uint8_t k) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
+    drop_at_node(b, i, k);
+  if (blockIdx.x == 0 && threadIdx.x == 0) b.node_packets[k] = 0;
+}
+
+int blocks_for(uint32_t count, int max_blocks) {
+  int blocks = static_cast<int>((count + kThreads - 1) / kThreads);
+  if (max_blocks > 0) blocks = std::min(blocks, max_blocks);
+  return std::max(blocks, 1);
+}
+
+}  // namespace
+
+void launch_enter_chain(const Chain& c, const BatchView& dv, cudaStream_t stream) {
+  if (dv.count == 0) return;
+  enter_chain_kernel<<<blocks_for(dv.count, 0), kThreads, 0, stream>>>(dv, c.view);
+  GPUNFV_CUDA(cudaGetLastError());
+}
+
+void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& dv, uint8_t k,
+                     const GpuStream& s) {
+  if (dv.count == 0) return;
+  rc.nfs[c.path[k]]->process_gpu(dv, k, s);
+  switch_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(dv, c.view, k);
+  GPUNFV_CUDA(cudaGetLastError());
+}
+
+void launch_drop_at_node(const BatchView& dv, uint8_t k, cudaStream_t stream) {
+  if (dv.count == 0) return;
+  drop_at_node_kernel<<<blocks_for(dv.count, 0), kThreads, 0, stream>>>(dv, k);
+  GPUNFV_CUDA(cudaGetLastError());
+}
+
+}  // namespace gpunfv

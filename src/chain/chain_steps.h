@@ -1,0 +1,35 @@
+// The framework's steps around a chain's NFs, shared by the executor, tests and benchmarks:
+// entering the chain (classify + first switch) and running one node (its NF, then the switch
+// that sends its survivors on). CPU versions run on the calling thread; GPU versions launch on
+// a stream and return at once. Both count packets sent to each node in the batch's
+// node_packets, which the host reads to size NF queues in packets.
+#pragma once
+
+#include "chain/runtime_config.h"
+#include "core/batch.h"
+
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "gpu/stream.h"
+#endif
+
+namespace gpunfv {
+
+void enter_chain_cpu(const Chain& c, const BatchView& b);
+// Runs node k's NF over the packets sent to it (none: nothing runs) and switches them on.
+void run_node_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b, uint8_t k);
+// Node k's input queue was full: the packets sent to it are dropped there (nf_queue_full).
+void drop_at_node_cpu(const BatchView& b, uint8_t k);
+
+#if GPUNFV_HAVE_CUDA
+// The device batch's node_packets must be zero before enter (the host zeroes its copy at
+// ingress and the counters travel with the batch's device prefix).
+void launch_enter_chain(const Chain& c, const BatchView& device_batch, cudaStream_t stream);
+// NF kernel(s) on `s` (its SM share), then the switch kernel on the same stream.
+void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,
+                     uint8_t k, const GpuStream& s);
+void launch_drop_at_node(const BatchView& device_batch, uint8_t k, cudaStream_t stream);
+#endif
+
+}  // namespace gpunfv
