@@ -123,9 +123,11 @@ class CpuStage final : public ProcessingStage {
 
 }  // namespace
 
-std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c) {
+std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c,
+                                           size_t extra_stages) {
   const double threshold = c.backpressure ? c.qt * rc.settings.batch_size : 0.0;
-  return std::make_unique<ChainFlow>(c.path.size() + 1, threshold, rc.settings.queue_batches);
+  return std::make_unique<ChainFlow>(c.path.size() + 1 + extra_stages, threshold,
+                                     rc.settings.queue_batches);
 }
 
 std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers) {

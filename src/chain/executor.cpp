@@ -117,7 +117,8 @@ class Pipeline {
       if (!got) break;
       Batch* b = *got;
       uint64_t first_ns = 0;
-      const uint32_t cap = b->capacity();
+      const uint32_t planned = stage_->ingress_batch(static_cast<uint16_t>(chain_index));
+      const uint32_t cap = planned ? std::min(planned, b->capacity()) : b->capacity();
       while (b->count() < cap) {
         uint32_t before = b->count();
         uint32_t n = port.rx_burst(*b, cap - before);
@@ -132,6 +133,7 @@ class Pipeline {
           }
           pc.rx_packets.fetch_add(n, std::memory_order_relaxed);
           pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+          stage_->note_frames(n, bytes);
           if (!first_ns) first_ns = now;
           continue;
         }
@@ -234,7 +236,7 @@ class Pipeline {
         std::vector<StageMetrics> m = f->metrics(now);
         for (size_t s = 0; s < m.size(); ++s) {
           cj["stages"].push_back(
-              {{"nf", s == 0 ? std::string() : rc_.nfs[chain.path[s - 1]]->name()},
+              {{"nf", s == 0 || s > chain.path.size() ? std::string() : rc_.nfs[chain.path[s - 1]]->name()},
                {"batches", m[s].batches},
                {"launches", m[s].launches},
                {"packets", m[s].packets},

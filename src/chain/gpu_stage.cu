@@ -1,15 +1,22 @@
-// GPU processing stage: each batch is copied to the device once (pinned host memory, one
-// stream per in-flight slot so copies of one batch overlap kernels of another), classified and
-// run through its chain's NF kernels there, and copied back once. Only indices and metadata
-// move between NFs; later issues keep batches resident across ingress and egress too.
+// GPU processing stage: a chain is a pipeline of stages, each run by its own host thread:
+// upload (one H2D copy of the batch's device prefix, classify and the first switch), one stage
+// per NF node (the NF's kernels and the switch on the node's lane: its own stream inside its
+// SM partition), and download (one D2H copy). Batches stay on the device between NFs; only
+// the per-node packet counts (128 bytes) come back after each NF, so the host knows every NF
+// queue's occupancy in packets (Simmer's congestion monitor) and skips NFs no packet was sent
+// to. Queues between stages keep ingress order (chain_flow.h).
 #include <atomic>
 #include <cstdio>
 #include <deque>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
+#include "chain/gpu_sharing.h"
 #include "chain/processing_stage.h"
-#include "core/blocking_queue.h"
+#include "core/clock.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
@@ -29,6 +36,31 @@ void launch_chain_gpu(const RuntimeConfig& rc, const Chain& chain, const BatchVi
 
 namespace {
 
+// FIFO token for the temporal policy: one NF batch on the GPU at a time, NFs served in the
+// order they asked (round robin among NFs with work).
+class TemporalToken {
+ public:
+  void acquire() {
+    std::unique_lock<std::mutex> lk(m_);
+    uint64_t mine = next_ticket_++;
+    cv_.wait(lk, [&] { return serving_ == mine; });
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      ++serving_;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  uint64_t next_ticket_ = 0, serving_ = 0;
+};
+
+constexpr size_t kInFlightPerStage = 4;
+
 class GpuStage final : public ProcessingStage {
  public:
   GpuStage(const RuntimeConfig& rc, const BatchShape& shape)
@@ -38,110 +70,258 @@ class GpuStage final : public ProcessingStage {
     cudaDeviceProp prop{};
     GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
     device_name_ = prop.name;
-    slots_.resize(rc.settings.gpu_in_flight);
-    for (Slot& s : slots_) {
-      s.dev.allocate(layout_.bytes);
-      GPUNFV_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-      GPUNFV_CUDA(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+    sharing_ = std::make_unique<GpuSharing>(rc);
+    for (const Chain& c : rc.chains) {
+      auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
+      flows_.push_back(std::move(flow));
     }
   }
-  ~GpuStage() override {
-    stop();
-    for (Slot& s : slots_) {
-      cudaEventDestroy(s.done);
-      cudaStreamDestroy(s.stream);
-    }
-  }
+  ~GpuStage() override { stop(); }
 
   void start(Done done) override {
     done_ = std::move(done);
-    launcher_ = std::thread([this] { launch_loop(); });
+    for (size_t c = 0; c < rc_.chains.size(); ++c)
+      for (size_t s = 0; s < flows_[c]->stages(); ++s)
+        threads_.emplace_back([this, c, s] { guarded([&] { stage_loop(c, s); }); });
+    threads_.emplace_back([this] { guarded([&] { scheduler_loop(); }); });
   }
-  void submit(Batch* b) override { queue_.push(b); }
+  void submit(Batch* b) override {
+    in_pipeline_.fetch_add(1);
+    flows_[b->chain]->push(0, b, b->count(), monotonic_ns());
+  }
   void stop() override {
-    queue_.close();
-    if (launcher_.joinable()) launcher_.join();
+    if (threads_.empty()) return;
+    while (in_pipeline_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    stopping_ = true;
+    for (auto& t : threads_) t.join();
+    threads_.clear();
   }
+  bool ingress_paused(uint16_t chain) const override { return flows_[chain]->ingress_paused(); }
+  const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
+  uint32_t ingress_batch(uint16_t chain) const override { return sharing_->ingress_batch(chain); }
+  std::string allocation_line() const override { return sharing_->line(); }
+  void report(nlohmann::json& j) const override { sharing_->report(j); }
   std::string describe() const override {
-    return "gpu backend on " + device_name_ + ", " + std::to_string(slots_.size()) +
-           " batches in flight";
+    return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
+           ", one stream per NF, " + std::to_string(kInFlightPerStage) + " batches in flight per stage";
   }
 
  private:
-  struct Slot {
-    DeviceBuffer<uint8_t> dev;
-    cudaStream_t stream = nullptr;
-    cudaEvent_t done = nullptr;
+  struct Flight {
     Batch* batch = nullptr;
+    cudaEvent_t done = nullptr;
+    bool token = false;  // holds the temporal token
   };
 
-  // One copy in, the chain's kernels, one copy out: 2 transfers and 1 + NF-count launches a
-  // batch, so per-batch API overhead stays small next to the bytes moved.
-  void issue(Slot& s, Batch* b) {
-    s.batch = b;
-    const uint32_t n = b->count();
-    const size_t bytes = layout_.device_prefix_bytes(n);
-    GPUNFV_CUDA(cudaMemcpyAsync(s.dev.data(), b->base(), bytes, cudaMemcpyHostToDevice, s.stream));
-    launch_chain_gpu(rc_, rc_.chains[b->chain], layout_.view(s.dev.data(), n), s.stream);
-    GPUNFV_CUDA(cudaMemcpyAsync(b->base(), s.dev.data(), bytes, cudaMemcpyDeviceToHost, s.stream));
-    GPUNFV_CUDA(cudaEventRecord(s.done, s.stream));
-  }
+  // Per stage thread: its lane (NF stages) or its own stream (upload, download), and events.
+  struct Worker {
+    size_t chain = 0, stage = 0;
+    std::shared_ptr<const Lane> lane;
+    cudaStream_t own_stream = nullptr;
+    std::vector<cudaEvent_t> free_events;
+    std::deque<Flight> flights;
+    cudaStream_t stream() const { return lane ? lane->gs.stream : own_stream; }
+  };
 
-  void complete(Slot& s) {
-    GPUNFV_CUDA(cudaEventSynchronize(s.done));
-    Batch* b = s.batch;
-    s.batch = nullptr;
-    done_(b);
-  }
-
-  void launch_loop() {
+  template <typename F>
+  void guarded(F f) {
     try {
-      GPUNFV_CUDA(cudaSetDevice(0));
-      std::deque<size_t> in_flight;  // slot indices, oldest first
-      const size_t n_slots = slots_.size();
-      for (;;) {
-        auto b = queue_.pop_for(in_flight.empty() ? std::chrono::microseconds(10000)
-                                                  : std::chrono::microseconds(20));
-        if (b) {
-          if (in_flight.size() == n_slots) {
-            complete(slots_[in_flight.front()]);
-            in_flight.pop_front();
-          }
-          size_t slot = in_flight.empty() ? next_free_ : (in_flight.back() + 1) % n_slots;
-          issue(slots_[slot], *b);
-          in_flight.push_back(slot);
-          continue;
-        }
-        // Nothing new: hand back whatever the GPU has finished, oldest first.
-        while (!in_flight.empty() && cudaEventQuery(slots_[in_flight.front()].done) == cudaSuccess) {
-          next_free_ = (in_flight.front() + 1) % n_slots;
-          complete(slots_[in_flight.front()]);
-          in_flight.pop_front();
-        }
-        if (queue_.closed_and_empty()) {
-          while (!in_flight.empty()) {
-            complete(slots_[in_flight.front()]);
-            in_flight.pop_front();
-          }
-          break;
-        }
-      }
+      f();
     } catch (const std::exception& e) {
-      // A CUDA failure (e.g. an NF tripped an IsoSpan bound) leaves batches on the device:
-      // stop loudly instead of reporting packets that were never accounted.
+      // A CUDA failure leaves batches on the device: stop loudly rather than report packets
+      // that were never accounted.
       std::fprintf(stderr, "gpunfv: GPU error: %s\n", e.what());
       std::_Exit(1);
     }
   }
 
+  bool is_nf_stage(size_t c, size_t s) const { return s >= 1 && s <= rc_.chains[c].path.size(); }
+
+  void bind(Worker& w) {
+    // Events belong to the context current when they are made: the lane's green context.
+    for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
+    w.free_events.clear();
+    if (w.lane) {
+      w.lane->make_current();
+    } else {
+      GPUNFV_CUDA(cudaSetDevice(0));
+      if (!w.own_stream) GPUNFV_CUDA(cudaStreamCreateWithFlags(&w.own_stream, cudaStreamNonBlocking));
+    }
+    for (size_t i = 0; i < kInFlightPerStage; ++i) {
+      cudaEvent_t e;
+      GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      w.free_events.push_back(e);
+    }
+  }
+
+  uint8_t* device_twin(Batch* b) {
+    if (!b->device_base) {
+      std::lock_guard<std::mutex> lk(twins_m_);
+      twins_.emplace_back(layout_.bytes);
+      b->device_base = twins_.back().data();
+    }
+    return b->device_base;
+  }
+
+  void stage_loop(size_t c, size_t s) {
+    GPUNFV_CUDA(cudaSetDevice(0));
+    Worker w;
+    w.chain = c, w.stage = s;
+    if (is_nf_stage(c, s)) w.lane = sharing_->lane(c, s - 1);
+    bind(w);
+    ChainFlow& flow = *flows_[c];
+    const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
+    const size_t depth = temporal ? 1 : kInFlightPerStage;
+    unsigned idle = 0;
+    for (;;) {
+      bool progressed = false;
+      while (!w.flights.empty() && cudaEventQuery(w.flights.front().done) != cudaErrorNotReady) {
+        GPUNFV_CUDA(cudaEventQuery(w.flights.front().done));
+        Flight f = w.flights.front();
+        w.flights.pop_front();
+        w.free_events.push_back(f.done);
+        if (f.token) token_.release();
+        finish(w, f.batch);
+        progressed = true;
+      }
+      // A re-plan gave this NF a new lane: move once the old one holds nothing in flight.
+      if (w.lane && w.flights.empty()) {
+        auto now_lane = sharing_->lane(c, s - 1);
+        if (now_lane != w.lane) {
+          w.lane = std::move(now_lane);
+          bind(w);
+        }
+      }
+      if (w.flights.size() < depth) {
+        if (Batch* b = flow.pop(s, monotonic_ns())) {
+          issue(w, b, temporal);
+          progressed = true;
+        }
+      }
+      if (progressed) {
+        idle = 0;
+        continue;
+      }
+      if (stopping_ && w.flights.empty()) break;
+      if (++idle < 64)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(idle < 4096 ? 5 : 50));
+    }
+    for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
+    if (w.own_stream) cudaStreamDestroy(w.own_stream);
+  }
+
+  void issue(Worker& w, Batch* b, bool temporal) {
+    const Chain& chain = rc_.chains[w.chain];
+    const size_t n = chain.path.size();
+    const uint32_t count = b->count();
+    const BatchView dv = layout_.view(device_twin(b), count);
+    const BatchView hv = b->view();
+    cudaStream_t st = w.stream();
+    const size_t counts_off = layout_.off_node_packets;
+    const size_t counts_bytes = kMaxChainNodes * sizeof(uint32_t);
+    Flight f;
+    f.batch = b;
+    if (w.stage == 0) {
+      for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
+      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), layout_.device_prefix_bytes(count),
+                                  cudaMemcpyHostToDevice, st));
+      launch_enter_chain(chain, dv, st);
+      GPUNFV_CUDA(cudaMemcpyAsync(b->base() + counts_off, b->device_base + counts_off, counts_bytes,
+                                  cudaMemcpyDeviceToHost, st));
+    } else if (w.stage <= n) {
+      const auto k = static_cast<uint8_t>(w.stage - 1);
+      if (hv.node_packets[k] == 0) {  // no packet was sent to this NF: nothing to launch
+        finish(w, b);
+        return;
+      }
+      if (temporal) {
+        token_.acquire();
+        f.token = true;
+      }
+      flows_[w.chain]->count_launch(w.stage);
+      launch_node_gpu(rc_, chain, dv, k, w.lane->gs);
+      GPUNFV_CUDA(cudaMemcpyAsync(b->base() + counts_off, b->device_base + counts_off, counts_bytes,
+                                  cudaMemcpyDeviceToHost, st));
+    } else {
+      GPUNFV_CUDA(cudaMemcpyAsync(b->base(), b->device_base, layout_.device_prefix_bytes(count),
+                                  cudaMemcpyDeviceToHost, st));
+    }
+    f.done = w.free_events.back();
+    w.free_events.pop_back();
+    GPUNFV_CUDA(cudaEventRecord(f.done, st));
+    w.flights.push_back(f);
+  }
+
+  void finish(Worker& w, Batch* b) {
+    ChainFlow& flow = *flows_[w.chain];
+    const size_t n = rc_.chains[w.chain].path.size();
+    if (w.stage == n + 1) {
+      in_pipeline_.fetch_sub(1);
+      done_(b);
+      return;
+    }
+    const BatchView hv = b->view();
+    const uint32_t packets = w.stage < n ? hv.node_packets[w.stage] : 0;
+    if (flow.push(w.stage + 1, b, packets, monotonic_ns())) return;
+    // The next NF's queue is full: its packets are dropped there, on the device copy.
+    const auto k = static_cast<uint8_t>(w.stage);
+    launch_drop_at_node(layout_.view(b->device_base, b->count()), k, w.stream());
+    GPUNFV_CUDA(cudaStreamSynchronize(w.stream()));
+    hv.node_packets[k] = 0;
+    flow.push(w.stage + 1, b, 0, monotonic_ns());
+  }
+
+  // Measures each node's input rate ten times a second for the gnet policy.
+  void scheduler_loop() {
+    GPUNFV_CUDA(cudaSetDevice(0));
+    std::vector<std::vector<uint64_t>> last(flows_.size());
+    uint64_t last_t = monotonic_ns();
+    while (!stopping_) {
+      for (int i = 0; i < 10 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const uint64_t now = monotonic_ns();
+      const double dt = (now - last_t) * 1e-9;
+      std::vector<std::vector<double>> pps(flows_.size());
+      for (size_t c = 0; c < flows_.size(); ++c) {
+        const size_t n = rc_.chains[c].path.size();
+        last[c].resize(n, 0);
+        for (size_t k = 0; k < n; ++k) {
+          uint64_t seen = flows_[c]->packets_seen(k + 1);
+          pps[c].push_back((seen - last[c][k]) / dt);
+          last[c][k] = seen;
+        }
+      }
+      last_t = now;
+      sharing_->observe(pps, mean_frame_bytes());
+    }
+  }
+
+  double mean_frame_bytes() const {
+    const uint64_t p = frames_.load(), bytes = frame_bytes_.load();
+    return p ? double(bytes) / p : 64.0;
+  }
+
+ public:
+  void note_frames(uint64_t packets, uint64_t bytes) override {
+    frames_.fetch_add(packets, std::memory_order_relaxed);
+    frame_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+ private:
   const RuntimeConfig& rc_;
   BatchLayout layout_;
   std::string device_name_;
-  std::vector<Slot> slots_;
-  size_t next_free_ = 0;
+  std::unique_ptr<GpuSharing> sharing_;
+  std::vector<std::unique_ptr<ChainFlow>> flows_;
+  TemporalToken token_;
+  std::mutex twins_m_;
+  std::deque<DeviceBuffer<uint8_t>> twins_;
   Done done_;
-  BlockingQueue<Batch*> queue_;
-  std::thread launcher_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> in_pipeline_{0};
+  std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
 };
 
 }  // namespace

@@ -37,9 +37,15 @@ class ProcessingStage {
   // Live scheduler state for the progress line and the report ("" / null when none).
   virtual std::string allocation_line() const { return ""; }
   virtual void report(nlohmann::json& j) const {}
+  // Chain's ingress batch under the current plan (0: settings.batch_size).
+  virtual uint32_t ingress_batch(uint16_t chain) const { return 0; }
+  // Ingress tells the stage what it received (mean frame size for the scheduler's model).
+  virtual void note_frames(uint64_t packets, uint64_t bytes) {}
 };
 
-std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c);
+// The chain's stage queues: enter + one per NF, plus `extra_stages` (the GPU's download).
+std::unique_ptr<ChainFlow> make_chain_flow(const RuntimeConfig& rc, const Chain& c,
+                                           size_t extra_stages = 0);
 
 std::unique_ptr<ProcessingStage> make_cpu_stage(const RuntimeConfig& rc, uint32_t workers);
 #if GPUNFV_HAVE_CUDA

@@ -126,6 +126,7 @@ class Batch {
   uint64_t batch_seq = 0;   // order of the batch at ingress (egress restores it)
   uint16_t chain = 0;       // chain the batch belongs to
   uint64_t ingress_ns = 0;  // when the batch was handed to processing
+  uint8_t* device_base = nullptr;  // GPU backend: the batch's device twin (same layout)
 
  private:
   BatchLayout layout_;

@@ -10,6 +10,9 @@ struct GpuStream {
   cudaStream_t stream = nullptr;
   int max_blocks = 0;          // upper bound on the grid; 0 = as many as the batch needs
   int threads_per_block = 256;
+  // Every batch this NF sees comes through this one stream in ingress order (the pipeline's
+  // per-NF stage); an NF with ordered state (IPsec) may then run its ordered pass inline.
+  bool serial = false;
 };
 
 }  // namespace gpunfv

@@ -135,9 +135,15 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
 
   std::lock_guard<std::mutex> lock(gpu_->m);
   // Runs `pass` on the NF's ordering stream after everything queued so far on the batch's
-  // stream, and makes the batch's stream wait for it.
+  // stream, and makes the batch's stream wait for it. A serial stream is already in order.
+  cudaStream_t order_stream = s.serial ? s.stream : gpu_->order;
   auto ordered = [&](auto pass) {
     if (sa_count == 0) return;  // no SA: nothing to number or check
+    if (s.serial) {
+      pass();
+      GPUNFV_CUDA(cudaGetLastError());
+      return;
+    }
     GPUNFV_CUDA(cudaEventRecord(gpu_->ready, s.stream));
     GPUNFV_CUDA(cudaStreamWaitEvent(gpu_->order, gpu_->ready, 0));
     pass();
@@ -153,14 +159,14 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
     GPUNFV_CUDA(cudaGetLastError());
     ordered([&] {
-      number_kernel<<<order_blocks, kOrderThreads, 0, gpu_->order>>>(db, position, v.result_offset,
+      number_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
                                                                      sa_count, state);
     });
     launch_per_packet(db, position, v, esp::Encapsulate{}, crypto);
   } else {
     launch_per_packet(db, position, v, esp::Decapsulate{}, crypto);
     ordered([&] {
-      replay_kernel<<<order_blocks, kOrderThreads, 0, gpu_->order>>>(db, position, v.result_offset,
+      replay_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
                                                                      sa_count, state);
     });
   }

@@ -1,0 +1,186 @@
+#include "chain/gpu_sharing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "gpu/cuda_check.h"
+
+namespace gpunfv {
+
+namespace {
+
+// Rounds down to a size a partition may have (min_sms, then steps of align_sms).
+int partition_floor(const SmInfo& info, int sms) {
+  if (sms < info.min_sms) return 0;
+  return info.min_sms + (sms - info.min_sms) / info.align_sms * info.align_sms;
+}
+
+}  // namespace
+
+GpuSharing::GpuSharing(const RuntimeConfig& rc)
+    : rc_(rc), policy_(parse_scheduler_policy(rc.settings.scheduler)), info_(query_sm_info(0)) {
+  cudaDeviceProp prop{};
+  GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
+  device_name_ = prop.name;
+  ingress_batch_.assign(rc.chains.size(), 0);
+  if (policy_ == SchedulerPolicy::gnet) {
+    if (rc.settings.model_file.empty())
+      throw ConfigError(rc.file, "scheduler: gnet needs settings.model (run `gpunfv profile` first)");
+    models_ = ModelStore::load(rc.settings.model_file);
+  }
+  std::vector<std::vector<int>> sms(rc.chains.size());
+  size_t nodes = 0;
+  for (const Chain& c : rc.chains) nodes += c.path.size();
+  // fair, and gnet's start before any traffic was measured: equal partitions.
+  int each = 0;
+  if (policy_ == SchedulerPolicy::fair || policy_ == SchedulerPolicy::gnet)
+    each = nodes ? partition_floor(info_, info_.total_sms / int(nodes)) : 0;
+  for (size_t c = 0; c < rc.chains.size(); ++c) sms[c].assign(rc.chains[c].path.size(), each);
+  std::string why = std::string(scheduler_policy_name(policy_)) +
+                    (policy_ == SchedulerPolicy::gnet ? ": equal shares until rates are measured" : "");
+  if ((policy_ == SchedulerPolicy::fair || policy_ == SchedulerPolicy::gnet) && each == 0 && nodes)
+    why += fmt::format(" (too few SMs for {} partitions of at least {}: sharing the whole GPU)",
+                       nodes, info_.min_sms);
+  apply(sms, why);
+}
+
+void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::string& why,
+                       const std::vector<uint32_t>& batches) {
+  std::vector<int> flat;
+  for (const auto& c : sms) flat.insert(flat.end(), c.begin(), c.end());
+  auto owner = std::make_shared<SmPartitions>(flat, info_.green_contexts, 0);
+  std::vector<std::vector<std::shared_ptr<const Lane>>> lanes(sms.size());
+  size_t i = 0;
+  std::string line = std::string(scheduler_policy_name(policy_)) + ":";
+  for (size_t c = 0; c < sms.size(); ++c) {
+    for (size_t k = 0; k < sms[c].size(); ++k, ++i) {
+      auto lane = std::make_shared<Lane>();
+      lane->owner = owner;
+      lane->index = i;
+      lane->gs.stream = (*owner)[i].stream;
+      lane->gs.max_blocks = (*owner)[i].max_blocks;
+      lane->gs.serial = true;
+      lane->sms = (*owner)[i].sms;
+      lanes[c].push_back(lane);
+      line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
+                          lane->sms ? fmt::format("{}SM", lane->sms) : std::string("all"));
+      if (c < batches.size() && batches[c]) line += fmt::format("/B{}", batches[c]);
+    }
+  }
+  std::lock_guard<std::mutex> lk(m_);
+  lanes_ = std::move(lanes);
+  if (!batches.empty()) ingress_batch_ = batches;
+  line_ = line;
+  history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line}, {"why", why},
+                      {"partitions", owner->describe()}});
+}
+
+std::shared_ptr<const Lane> GpuSharing::lane(size_t chain, size_t node) const {
+  std::lock_guard<std::mutex> lk(m_);
+  return lanes_[chain][node];
+}
+
+uint32_t GpuSharing::ingress_batch(size_t chain) const {
+  std::lock_guard<std::mutex> lk(m_);
+  return ingress_batch_[chain];
+}
+
+std::string GpuSharing::line() const {
+  std::lock_guard<std::mutex> lk(m_);
+  return line_;
+}
+
+void GpuSharing::report(nlohmann::json& j) const {
+  std::lock_guard<std::mutex> lk(m_);
+  j = {{"policy", std::string(scheduler_policy_name(policy_))},
+       {"device", device_name_},
+       {"sms", info_.total_sms},
+       {"green_contexts", info_.green_contexts},
+       {"line", line_},
+       {"plans", history_}};
+}
+
+void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
+  if (policy_ != SchedulerPolicy::gnet) return;
+  const uint64_t now = monotonic_ns();
+  bool moved = planned_pps_.empty();
+  for (size_t c = 0; c < node_pps.size() && !moved; ++c)
+    for (size_t k = 0; k < node_pps[c].size() && !moved; ++k) {
+      double was = planned_pps_[c][k], is = node_pps[c][k];
+      moved = std::fabs(is - was) > 0.1 * std::max(was, 1.0);
+    }
+  // G-NET re-plans when an NF's traffic changes by more than 10%; at most once a second here
+  // so measurement noise cannot make it thrash.
+  if (!moved || (last_plan_ns_ && now - last_plan_ns_ < 1'000'000'000ull)) return;
+  double total = 0;
+  for (const auto& c : node_pps)
+    for (double v : c) total += v;
+  if (total <= 0) return;
+  if (plan_gnet(node_pps, frame_bytes)) {
+    planned_pps_ = node_pps;
+    last_plan_ns_ = now;
+  }
+}
+
+bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
+  const uint32_t size = static_cast<uint32_t>(std::lround(frame_bytes));
+  // Chains split the SMs evenly; within a chain, G-NET's rule.
+  const int chain_sms = info_.total_sms / int(std::max<size_t>(rc_.chains.size(), 1));
+  std::vector<std::vector<int>> sms(rc_.chains.size());
+  std::vector<uint32_t> batches(rc_.chains.size(), 0);
+  std::string why = fmt::format("gnet at {} B/packet:", size);
+  SchedParams params;
+  params.latency_bound_s = rc_.settings.latency_bound_us * 1e-6;
+  params.P = rc_.settings.sched_p;
+  params.C_s = rc_.settings.sched_c_us * 1e-6;
+  params.max_batch = rc_.settings.batch_size;
+  for (size_t c = 0; c < rc_.chains.size(); ++c) {
+    const Chain& chain = rc_.chains[c];
+    const size_t n = chain.path.size();
+    if (n == 0) continue;
+    std::vector<SchedNode> nodes(n);
+    const double in0 = std::max(node_pps[c][0], 1.0);
+    // A tree over the graph: each node hangs under its first parent (G-NET's rule sums
+    // children into their parent; a node with two parents is counted once).
+    auto parents = chain.graph.parents();
+    for (size_t k = 0; k < n; ++k) {
+      const NetworkFunction& nf = *rc_.nfs[chain.path[k]];
+      auto m = models_.find(device_name_, nf.name(), std::string(nf.type()), size);
+      if (!m) {
+        why += fmt::format(" no model for {} ({}) at {} B on {}: keeping the current plan",
+                           nf.name(), nf.type(), size, device_name_);
+        std::lock_guard<std::mutex> lk(m_);
+        line_ = "gnet: " + why;
+        return false;
+      }
+      nodes[k].name = nf.name();
+      nodes[k].model = *m;
+      nodes[k].share = std::min(1.0, std::max(node_pps[c][k], 0.0) / in0);
+      if (k > 0 && !parents[k].empty()) nodes[parents[k][0]].children.push_back(int(k));
+    }
+    Allocation a = allocate(SchedulerPolicy::gnet, nodes, 0,
+                            GpuBudget{chain_sms, info_.min_sms, info_.align_sms}, params);
+    if (a.chain_pps <= 0) {
+      why += " " + a.explain + " (keeping the current plan)";
+      std::lock_guard<std::mutex> lk(m_);
+      line_ = "gnet: " + why;
+      return false;
+    }
+    uint32_t batch = 0;
+    for (const NodeAllocation& na : a.nodes) {
+      sms[c].push_back(na.sms);
+      batch = batch ? std::min(batch, na.batch) : na.batch;
+    }
+    batches[c] = batch;
+    why += fmt::format(" chain {} {:.1f} Mpps predicted ({} rounds)", chain.name, a.chain_pps / 1e6,
+                       a.rounds);
+  }
+  apply(sms, why, batches);
+  return true;
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,71 @@
+// How a chain's NFs share the GPU (G-NET section 5): each NF node launches on a lane, a stream
+// inside its SM partition (green context, or the block-cap fallback), sized by the policy:
+//   temporal  whole GPU, one NF kernel at a time (serialize() is true: the pipeline holds a
+//             token while an NF's batch runs), the time-sharing baseline;
+//   fair      equal SM partitions;
+//   unco      every NF on the whole GPU at once;
+//   gnet      G-NET's model-based allocation (sched/allocator.h) from the profiled model
+//             (settings.model), re-planned when an NF's input rate moves by more than 10%.
+// Lanes are handed out as shared pointers: a stage keeps its old lane until its work in
+// flight is done, so a re-plan never reorders packets inside a stage.
+//
+// Errors: the constructor throws ConfigError (gnet without a usable model file) or GpuError.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chain/runtime_config.h"
+#include "gpu/sm_partition.h"
+#include "gpu/stream.h"
+#include "sched/allocator.h"
+#include "sched/perf_model.h"
+
+namespace gpunfv {
+
+struct Lane {
+  std::shared_ptr<SmPartitions> owner;
+  size_t index = 0;
+  GpuStream gs;
+  int sms = 0;  // 0: whole GPU
+  void make_current() const { (*owner)[index].make_current(); }
+};
+
+class GpuSharing {
+ public:
+  explicit GpuSharing(const RuntimeConfig& rc);
+  std::shared_ptr<const Lane> lane(size_t chain, size_t node) const;
+  bool serialize() const { return policy_ == SchedulerPolicy::temporal; }
+  SchedulerPolicy policy() const { return policy_; }
+  // Packets per second into each node of each chain, and the mean frame size, as measured;
+  // gnet re-plans when a rate moved by more than 10% since the last plan.
+  void observe(const std::vector<std::vector<double>>& node_pps, double mean_frame_bytes);
+  // Chain c's ingress batch under the current plan (0: settings.batch_size).
+  uint32_t ingress_batch(size_t chain) const;
+  std::string line() const;
+  void report(nlohmann::json& j) const;
+
+ private:
+  void apply(const std::vector<std::vector<int>>& sms, const std::string& why,
+             const std::vector<uint32_t>& batches = {});
+  bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes);
+
+  const RuntimeConfig& rc_;
+  SchedulerPolicy policy_;
+  SmInfo info_;
+  std::string device_name_;
+  ModelStore models_;
+  mutable std::mutex m_;
+  std::vector<std::vector<std::shared_ptr<const Lane>>> lanes_;  // [chain][node]
+  std::vector<uint32_t> ingress_batch_;
+  std::vector<std::vector<double>> planned_pps_;
+  uint64_t last_plan_ns_ = 0;
+  std::string line_;
+  nlohmann::json history_ = nlohmann::json::array();
+};
+
+}  // namespace gpunfv
