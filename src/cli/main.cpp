@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "chain/executor.h"
+#include "cli/profile_command.h"
 #include "chain/nf_factory.h"
 #include "chain/runtime_config.h"
 #include "core/error.h"
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   run->add_flag("-q,--quiet", quiet, "No startup summary or progress lines");
 
+  gpunfv::ProfileOptions profile_options;
+  CLI::App* profile = gpunfv::add_profile_command(app, profile_options);
+
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",
                gpunfv::known_nf_types());
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kExitConfig;
   }
+  if (profile->parsed()) return gpunfv::run_profile_command(profile_options);
   if (!run->parsed()) return 0;
   try {
     return cmd_run(config, backend, report, duration, quiet);

@@ -1,0 +1,117 @@
+// The CPU side of `gpunfv profile`: options, traffic, the result table. The measurements are
+// in profiler.cu.
+#include "sched/profiler.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/config_node.h"
+#include "core/error.h"
+#include "io/generator_config.h"
+#include "io/port_factory.h"
+#include "nf/router/router.h"
+
+namespace gpunfv {
+
+void add_profile_options(CLI::App& sub, ProfileOptions& o) {
+  sub.add_option("config", o.config, "Chain configuration whose NFs are profiled; the first "
+                                     "chain's ingress port must be a generator")
+      ->required();
+  sub.add_option("--sizes", o.sizes, "Frame sizes in bytes")->delimiter(',')->capture_default_str();
+  sub.add_option("--batches", o.batches, "Batch sizes in packets per SM")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub.add_option("--out", o.out, "Write the fitted models to FILE.json");
+  sub.add_option("--sms", o.sms, "SMs of the profiling partition (default: the smallest allowed)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--repeats", o.repeats, "Timed runs per point (the median is kept)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  sub.add_flag("--no-green", [&o](int64_t) { o.green = false; },
+               "Cap blocks per launch instead of using a green context");
+}
+
+void validate_profile_options(const ProfileOptions& o) {
+  auto check = [](const std::vector<uint32_t>& v, const char* what, uint32_t lo, uint32_t hi) {
+    for (uint32_t x : v)
+      if (x < lo || x > hi)
+        throw ConfigError("--" + std::string(what), fmt::format("{} outside {}..{}", x, lo, hi));
+  };
+  check(o.sizes, "sizes", 64, kMaxGeneratedFrame);
+  check(o.batches, "batches", 1, 1u << 20);
+  if (o.sizes.empty()) throw ConfigError("--sizes", "at least one size");
+  if (std::set<uint32_t>(o.batches.begin(), o.batches.end()).size() < 2)
+    throw ConfigError("--batches", "at least two different batch sizes (a line needs two points)");
+}
+
+std::unique_ptr<Port> sized_generator(const RuntimeConfig& rc, uint32_t size) {
+  if (rc.chains.empty()) throw ConfigError(rc.file, "no chain: the profiler takes traffic from the first chain's port");
+  const uint16_t id = rc.chains[0].from;
+  const std::string& name = rc.ports[id]->name();
+  YAML::Node root = YAML::LoadFile(rc.file);
+  for (YAML::Node p : root["ports"]) {
+    if (!p["name"] || p["name"].as<std::string>() != name) continue;
+    ConfigNode node(p, rc.file);
+    if (node.str("type") != "generator")
+      node.fail("port '" + name + "' is not a generator: the profiler needs one to choose frame "
+                "sizes (see bench/nf_bench/*.yaml)");
+    p["size"] = std::to_string(size);
+    p["rate"] = "0";
+    p["count"] = "1000000000000";
+    p.remove("duration");
+    PortContext ctx;
+    ctx.routes_of = [&](const std::string& nf) -> const std::vector<Ipv4Prefix>* {
+      for (const auto& f : rc.nfs)
+        if (f->name() == nf)
+          if (auto* r = dynamic_cast<const Router*>(f.get())) return &r->prefixes();
+      return nullptr;
+    };
+    return make_port(ConfigNode(p, rc.file), id, ctx);
+  }
+  throw ConfigError(rc.file, "no port named '" + name + "'");
+}
+
+uint32_t fill_batch(Port& port, Batch& b, uint32_t n) {
+  n = std::min(n, b.capacity());
+  while (b.count() < n && !port.rx_done()) port.rx_burst(b, n - b.count());
+  return b.count();
+}
+
+std::string profile_table(const ModelStore& store) {
+  // Rows grouped by device and NF, in the order NFs were first seen.
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<const ModelEntry*>> rows;
+  for (const ModelEntry& e : store.entries()) {
+    std::string k = e.device + "\n" + e.nf_name + "\n" + e.nf_type;
+    if (!rows.count(k)) keys.push_back(k);
+    rows[k].push_back(&e);
+  }
+  std::string s;
+  for (const std::string& k : keys) {
+    auto& v = rows[k];
+    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->packet_bytes < b->packet_bytes; });
+    const ModelEntry& f = *v.front();
+    s += fmt::format("\n{} ({}) on {}, profiled on {} SMs; L_k = k1*B + b1 per SM, L_m = k2*B + b2\n",
+                     f.nf_name, f.nf_type, f.device, f.profile_sms);
+    s += fmt::format("| {:>6} | {:>10} | {:>9} | {:>10} | {:>9} | {:>8} | {:>9} | {:>8} | {:>9} |\n",
+                     "size", "k1 ns/pkt", "b1 us", "k2 ns/pkt", "b2 us", "R2 kern", "err% kern",
+                     "R2 xfer", "err% xfer");
+    s += fmt::format("|{:-<8}|{:-<12}|{:-<11}|{:-<12}|{:-<11}|{:-<10}|{:-<11}|{:-<10}|{:-<11}|\n",
+                     "", "", "", "", "", "", "", "", "");
+    for (const ModelEntry* e : v)
+      s += fmt::format("| {:>6} | {:>10.3f} | {:>9.2f} | {:>10.3f} | {:>9.2f} | {:>8.4f} | {:>9.1f} | "
+                       "{:>8.4f} | {:>9.1f} |\n",
+                       e->packet_bytes, e->model.k1 * 1e9, e->model.b1 * 1e6, e->model.k2 * 1e9,
+                       e->model.b2 * 1e6, e->kernel_fit.r2, e->kernel_fit.max_rel_err * 100,
+                       e->transfer_fit.r2, e->transfer_fit.max_rel_err * 100);
+    if (!f.note.empty()) s += f.note + "\n";
+  }
+  return s;
+}
+
+}  // namespace gpunfv

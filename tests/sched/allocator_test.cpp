@@ -1,0 +1,236 @@
+// The scheduler's allocation rule (G-NET section 5.3, Eq. 3-4) on given models: answers worked
+// out by hand for small cases, then properties over many generated models.
+#include "sched/allocator.h"
+
+#include <gtest/gtest.h>
+
+#include "core/splitmix64.h"
+
+namespace gpunfv {
+namespace {
+
+// Kernel time per packet on one SM k1, fixed cost b1, no transfer: T(N, B0) = N B0 / (k1 B0 + b1).
+NfModel kernel_only(double k1, double b1) { return NfModel{k1, b1, 0, 0}; }
+
+SchedParams exact(double P) {
+  SchedParams p;
+  p.latency_bound_s = 1e-3;
+  p.P = P;
+  p.C_s = 0;
+  p.refine = false;
+  return p;
+}
+
+TEST(Allocator, ParsesPolicies) {
+  EXPECT_EQ(parse_scheduler_policy("gnet"), SchedulerPolicy::gnet);
+  EXPECT_EQ(parse_scheduler_policy("fair"), SchedulerPolicy::fair);
+  EXPECT_EQ(parse_scheduler_policy("unco"), SchedulerPolicy::unco);
+  EXPECT_EQ(parse_scheduler_policy("temporal"), SchedulerPolicy::temporal);
+  EXPECT_THROW(parse_scheduler_policy("GNET"), std::invalid_argument);
+  EXPECT_THROW(parse_scheduler_policy(""), std::invalid_argument);
+  EXPECT_EQ(scheduler_policy_name(SchedulerPolicy::unco), "unco");
+}
+
+TEST(Allocator, Equations3And4ByHand) {
+  SchedParams p;  // bound 1 ms, C = 20 us
+  NfModel m{1e-6, 10e-6, 0.1e-6, 5e-6};
+  // Largest B0 on 4 SMs: (1000 - 10 - 5 - 20) us / (1 + 0.4) us = 689.3 -> 689.
+  EXPECT_EQ(max_per_sm_batch(m, 4, p), 689u);
+  // Eq. 3 for 2 Mpps on 4 SMs: 2e6 * 35e-6 / (4 - 2e6 * 1.4e-6) = 70 / 1.2 = 58.3 -> 59.
+  EXPECT_EQ(min_per_sm_batch(m, 4, 2e6, p), 59u);
+  EXPECT_GE(m.throughput_pps(4, 59, p.C_s), 2e6);
+  EXPECT_LT(m.throughput_pps(4, 58, p.C_s), 2e6);
+  // 4 SMs cannot reach 1 / 1.4e-6 * 4 = 2.86 Mpps at any batch (Eq. 3's denominator <= 0).
+  EXPECT_EQ(min_per_sm_batch(m, 4, 2.9e6, p), 0u);
+  // max_batch caps B0 * N.
+  p.max_batch = 1000;
+  EXPECT_EQ(max_per_sm_batch(m, 4, p), 250u);
+}
+
+// Two NFs a (k1 = 1 us) and b (k1 = 2 us), both b1 = 10 us, on 4 SMs in steps of 1, P = 0.5:
+//  round 0, one SM each, largest batch within 1 ms: a 990 (990 kpps), b 495 (495 kpps): T' = 495k.
+//  round 1, T = 742.5 kpps: a on 1 SM: B0 = ceil(7.425 / 0.2575) = 29 (743.6 kpps);
+//           b needs 2 SMs: B0 = ceil(7.425 / 0.515) = 15, batch 30 (750 kpps). 3 SMs, fits.
+//  round 2, T = 1.1154 Mpps: a 2 SMs, b 3 SMs = 5 > 4: stop; round 1 is the answer.
+std::vector<SchedNode> two_nfs() {
+  return {{"a", kernel_only(1e-6, 10e-6), {1}, 1.0}, {"b", kernel_only(2e-6, 10e-6), {}, 1.0}};
+}
+
+TEST(Allocator, GnetRoundsByHand) {
+  Allocation a = allocate(SchedulerPolicy::gnet, two_nfs(), 0, {4, 1, 1}, exact(0.5));
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.rounds, 1);
+  EXPECT_EQ(a.nodes[0].sms, 1);
+  EXPECT_EQ(a.nodes[0].batch, 29u);
+  EXPECT_EQ(a.nodes[1].sms, 2);
+  EXPECT_EQ(a.nodes[1].batch, 30u);
+  EXPECT_NEAR(a.nodes[0].throughput_pps, 29 / 39e-6, 1e-3);
+  EXPECT_NEAR(a.nodes[1].throughput_pps, 750000, 1e-3);
+  EXPECT_NEAR(a.nodes[1].latency_s, 40e-6, 1e-12);
+  EXPECT_NEAR(a.chain_pps, 29 / 39e-6, 1e-3);
+  EXPECT_EQ(a.sms_used, 3);
+  EXPECT_FALSE(a.serialize);
+}
+
+TEST(Allocator, GnetRefineUsesTheLastStep) {
+  // The best any split of 4 SMs does is 990 kpps (a on 1 SM at its 1 ms batch, or b on 2 SMs);
+  // refinement gets there from round 1's 743.6 kpps, and equals fair's 2 + 2 here.
+  SchedParams p = exact(0.5);
+  p.refine = true;
+  Allocation a = allocate(SchedulerPolicy::gnet, two_nfs(), 0, {4, 1, 1}, p);
+  EXPECT_EQ(a.rounds, 1);
+  EXPECT_GT(a.chain_pps, 990000 * (1 - 1e-5));
+  EXPECT_LE(a.chain_pps, 990000 * (1 + 1e-9));
+  EXPECT_LE(a.sms_used, 4);
+  Allocation f = allocate(SchedulerPolicy::fair, two_nfs(), 0, {4, 1, 1}, p);
+  EXPECT_EQ(f.nodes[0].sms, 2);
+  EXPECT_EQ(f.nodes[1].sms, 2);
+  EXPECT_EQ(f.nodes[1].batch, 990u);  // 495 per SM
+  EXPECT_NEAR(f.chain_pps, 990000, 1e-3);
+}
+
+TEST(Allocator, BaselinesByHand) {
+  SchedParams p = exact(0.5);
+  Allocation u = allocate(SchedulerPolicy::unco, two_nfs(), 0, {4, 1, 1}, p);
+  EXPECT_EQ(u.nodes[0].sms, 0);
+  EXPECT_EQ(u.nodes[1].sms, 0);
+  EXPECT_EQ(u.nodes[0].batch, 990u * 4);  // as if alone on all 4 SMs
+  EXPECT_FALSE(u.serialize);
+  EXPECT_EQ(u.chain_pps, 0);
+  Allocation t = allocate(SchedulerPolicy::temporal, two_nfs(), 0, {4, 1, 1}, p);
+  EXPECT_TRUE(t.serialize);
+  EXPECT_EQ(t.nodes[1].sms, 0);
+  // Alone on 4 SMs: a 3.96 Mpps, b 1.98 Mpps; one at a time: 1 / (1/3.96M + 1/1.98M) = 1.32M.
+  EXPECT_NEAR(t.chain_pps, 1.32e6, 1);
+}
+
+TEST(Allocator, InfeasibleLatencyBound) {
+  SchedParams p = exact(0.1);
+  p.latency_bound_s = 5e-6;  // below b1 = 10 us: not even one packet fits
+  for (auto pol : {SchedulerPolicy::gnet, SchedulerPolicy::fair, SchedulerPolicy::temporal,
+                   SchedulerPolicy::unco}) {
+    Allocation a = allocate(pol, two_nfs(), 0, {4, 1, 1}, p);
+    EXPECT_EQ(a.chain_pps, 0) << scheduler_policy_name(pol);
+    EXPECT_NE(a.explain.find("infeasible"), std::string::npos) << a.explain;
+    ASSERT_EQ(a.nodes.size(), 2u);
+    EXPECT_EQ(a.nodes[0].batch, 0u);
+  }
+}
+
+TEST(Allocator, TooFewSmsForTheNfs) {
+  std::vector<SchedNode> three = {{"a", kernel_only(1e-6, 1e-5), {1}},
+                                  {"b", kernel_only(1e-6, 1e-5), {2}},
+                                  {"c", kernel_only(1e-6, 1e-5), {}}};
+  Allocation a = allocate(SchedulerPolicy::gnet, three, 0, {16, 8, 8}, SchedParams{});
+  EXPECT_EQ(a.chain_pps, 0);
+  EXPECT_NE(a.explain.find("infeasible"), std::string::npos);
+  Allocation f = allocate(SchedulerPolicy::fair, three, 0, {16, 8, 8}, SchedParams{});
+  EXPECT_EQ(f.chain_pps, 0);
+}
+
+SchedNode random_node(SplitMix64& r, const std::string& name) {
+  auto uni = [&](double lo, double hi) { return lo + (hi - lo) * double(r.next() >> 11) / double(1ull << 53); };
+  return {name, NfModel{uni(0.05e-6, 5e-6), uni(2e-6, 60e-6), uni(0.5e-9, 20e-9), uni(2e-6, 20e-6)}, {}, 1.0};
+}
+
+std::vector<SchedNode> random_chain(SplitMix64& r, int n) {
+  std::vector<SchedNode> v;
+  for (int i = 0; i < n; ++i) {
+    v.push_back(random_node(r, "nf" + std::to_string(i)));
+    if (i + 1 < n) v.back().children = {i + 1};
+  }
+  return v;
+}
+
+TEST(Allocator, MoreSmsNeverLowerTheChainRate) {
+  SplitMix64 r(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    auto nodes = random_chain(r, 1 + trial % 4);
+    for (bool refine : {false, true})
+      for (auto pol : {SchedulerPolicy::gnet, SchedulerPolicy::fair}) {
+        SchedParams p;
+        p.refine = refine;
+        double last = 0;
+        for (int total = 8; total <= 264; total += 8) {
+          Allocation a = allocate(pol, nodes, 0, {total, 8, 8}, p);
+          EXPECT_GE(a.chain_pps, last) << "trial " << trial << " " << scheduler_policy_name(pol)
+                                       << " " << total << " SMs refine " << refine << "\n" << a.explain;
+          last = a.chain_pps;
+        }
+        EXPECT_GT(last, 0) << "trial " << trial;
+      }
+  }
+}
+
+TEST(Allocator, GranularityAndBudgetRespected) {
+  SplitMix64 r(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    auto nodes = random_chain(r, 1 + trial % 5);
+    for (auto pol : {SchedulerPolicy::gnet, SchedulerPolicy::fair}) {
+      SchedParams p;
+      Allocation a = allocate(pol, nodes, 0, {132, 8, 8}, p);  // an H100 with green contexts
+      int sum = 0;
+      for (const NodeAllocation& n : a.nodes) {
+        if (a.chain_pps == 0) continue;
+        EXPECT_GE(n.sms, 8);
+        EXPECT_EQ(n.sms % 8, 0);
+        EXPECT_EQ(n.batch % n.sms, 0u);  // B0 per SM
+        EXPECT_LE(n.batch, p.max_batch);
+        EXPECT_LE(n.latency_s, p.latency_bound_s * (1 + 1e-12));
+        sum += n.sms;
+      }
+      EXPECT_LE(sum, 132);
+      EXPECT_EQ(sum, a.sms_used);
+      // Every NF sustains the chain rate it claims.
+      for (size_t i = 0; i < nodes.size(); ++i)
+        EXPECT_GE(a.nodes[i].throughput_pps, a.chain_pps * nodes[i].share * (1 - 1e-12));
+    }
+  }
+  // 3 NFs, units of 8 on 132 SMs: 40 each (48 x 3 = 144 does not fit).
+  auto three = random_chain(r, 3);
+  Allocation f = allocate(SchedulerPolicy::fair, three, 0, {132, 8, 8}, SchedParams{});
+  for (const NodeAllocation& n : f.nodes) EXPECT_EQ(n.sms, 40);
+  // Units 4 then 2 (an A100): counts 4, 6, 8, ...
+  Allocation g = allocate(SchedulerPolicy::gnet, three, 0, {108, 4, 2}, SchedParams{});
+  for (const NodeAllocation& n : g.nodes) {
+    EXPECT_GE(n.sms, 4);
+    EXPECT_EQ(n.sms % 2, 0);
+  }
+}
+
+TEST(Allocator, BranchesSumChildrenIntoTheParent) {
+  // r splits its traffic between x (3/4) and y (1/4); all three cost the same per packet.
+  NfModel m{1e-6, 10e-6, 1e-9, 5e-6};
+  std::vector<SchedNode> tree = {{"r", m, {1, 2}, 1.0}, {"x", m, {}, 0.75}, {"y", m, {}, 0.25}};
+  Allocation a = allocate(SchedulerPolicy::gnet, tree, 0, {64, 1, 1}, SchedParams{});
+  ASSERT_GT(a.chain_pps, 0);
+  const auto &r = a.nodes[0], &x = a.nodes[1], &y = a.nodes[2];
+  EXPECT_GE(r.throughput_pps, a.chain_pps * (0.75 + 0.25) * (1 - 1e-12));
+  EXPECT_GE(x.throughput_pps, a.chain_pps * 0.75 * (1 - 1e-12));
+  EXPECT_GE(y.throughput_pps, a.chain_pps * 0.25 * (1 - 1e-12));
+  EXPECT_GT(r.sms, x.sms);  // the parent carries both branches
+  EXPECT_GT(x.sms, y.sms);
+  // The same three NFs in a line (every packet through all three) reach less on the same SMs.
+  std::vector<SchedNode> line = {{"r", m, {1}, 1.0}, {"x", m, {2}, 1.0}, {"y", m, {}, 1.0}};
+  Allocation l = allocate(SchedulerPolicy::gnet, line, 0, {64, 1, 1}, SchedParams{});
+  EXPECT_GT(a.chain_pps, l.chain_pps);
+}
+
+TEST(Allocator, RejectsMalformedGraphs) {
+  NfModel m = kernel_only(1e-6, 1e-5);
+  GpuBudget b{16, 1, 1};
+  SchedParams p;
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {}, 0, b, p), std::invalid_argument);
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {5}}}, 0, b, p), std::invalid_argument);
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {1}}, {"b", m, {0}}}, 0, b, p),
+               std::invalid_argument);  // cycle
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {}}, {"b", m, {}}}, 0, b, p),
+               std::invalid_argument);  // b unreachable
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {1, 2}}, {"b", m, {}}, {"c", m, {}}}, 0, b, p),
+               std::invalid_argument);  // children shares 1 + 1 above the parent's 1
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {}}}, 1, b, p), std::invalid_argument);
+  EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {}}}, 0, {0, 1, 1}, p), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gpunfv
