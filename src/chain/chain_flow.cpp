@@ -30,7 +30,8 @@ void ChainFlow::monitor(size_t s, uint64_t now_ns) {
 bool ChainFlow::push(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
   std::lock_guard<std::mutex> lk(m_);
   Stage& st = st_[s];
-  if (queue_batches_ && packets > 0 && st.waiting.size() >= queue_batches_) {
+  // NF queues are bounded; stage 0 (entering the chain) is bounded by the batch pool.
+  if (queue_batches_ && s > 0 && packets > 0 && st.waiting.size() >= queue_batches_) {
     st.m.queue_full_drops += packets;
     return false;
   }
@@ -93,6 +94,26 @@ std::vector<StageMetrics> ChainFlow::metrics(uint64_t now_ns) const {
     if (st.last_change_ns && now_ns > st.last_change_ns)
       m.queued_packet_seconds += double(st.queued_packets) * double(now_ns - st.last_change_ns) * 1e-9;
     out.push_back(m);
+  }
+  return out;
+}
+
+std::string ChainFlow::state() const {
+  std::lock_guard<std::mutex> lk(m_);
+  std::string out;
+  for (size_t s = 0; s < st_.size(); ++s) {
+    const Stage& st = st_[s];
+    out += "stage " + std::to_string(s) + ": next " + std::to_string(st.next_seq) + ", waiting";
+    size_t shown = 0;
+    for (const auto& [seq, bp] : st.waiting) {
+      if (shown++ == 6) {
+        out += " ...";
+        break;
+      }
+      out += " " + std::to_string(seq);
+    }
+    out += " (" + std::to_string(st.waiting.size()) + " batches, " +
+           std::to_string(st.queued_packets) + " packets)" + (st.slowed ? " slowed" : "") + "\n";
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -56,6 +57,8 @@ class ChainFlow {
   uint64_t queued_packets(size_t s) const;
   uint64_t packets_seen(size_t s) const;   // for rate monitoring (scheduler)
   std::vector<StageMetrics> metrics(uint64_t now_ns) const;
+  // One line per stage: next batch due, batches waiting, packets, slowed (diagnostics).
+  std::string state() const;
 
  private:
   struct Stage {

@@ -28,6 +28,7 @@ std::vector<std::vector<uint8_t>> ChainGraph::parents() const {
   for (size_t k = 0; k < next.size(); ++k)
     for (uint8_t t : next[k]) add(static_cast<uint8_t>(k), t);
   for (const ChainRoute& r : routes) add(r.at, r.next);
+  for (auto& v : p) std::sort(v.begin(), v.end());
   return p;
 }
 

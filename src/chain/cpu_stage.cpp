@@ -4,6 +4,8 @@
 // sooner than starting it). Batches keep their order per stage; NFs run in place on the
 // batch and only next_nf moves between them.
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <condition_variable>
 #include <thread>
 
@@ -30,7 +32,23 @@ class CpuStage final : public ProcessingStage {
 
   void start(Done done) override {
     done_ = std::move(done);
-    for (uint32_t w = 0; w < workers_; ++w) threads_.emplace_back([this] { work(); });
+    if (const uint32_t per = rc_.settings.cpu_workers_per_nf) {
+      // Each stage its own threads, as NFs in their own VMs or cores (Simmer's setting): a
+      // slow NF cannot borrow its neighbours' cores, so its queue is where overload shows.
+      for (size_t c = 0; c < flows_.size(); ++c)
+        for (size_t st = 0; st < flows_[c]->stages(); ++st)
+          for (uint32_t w = 0; w < per; ++w)
+            threads_.emplace_back([this, c, st] { work(int(c), int(st)); });
+    } else {
+      for (uint32_t w = 0; w < workers_; ++w) threads_.emplace_back([this] { work(-1, -1); });
+    }
+    if (std::getenv("GPUNFV_DEBUG_FLOW"))
+      threads_.emplace_back([this] {
+        while (!stopping_) {
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+          for (auto& f : flows_) std::fprintf(stderr, "%s", f->state().c_str());
+        }
+      });
   }
   void submit(Batch* b) override {
     in_pipeline_.fetch_add(1);
@@ -48,6 +66,8 @@ class CpuStage final : public ProcessingStage {
   bool ingress_paused(uint16_t chain) const override { return flows_[chain]->ingress_paused(); }
   const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
   std::string describe() const override {
+    if (const uint32_t per = rc_.settings.cpu_workers_per_nf)
+      return "cpu backend, " + std::to_string(per) + " worker thread(s) per NF";
     return "cpu backend, " + std::to_string(workers_) + " worker thread(s)";
   }
 
@@ -55,8 +75,9 @@ class CpuStage final : public ProcessingStage {
   // Takes the latest runnable stage's next batch; nullptr if none.
   bool take(size_t& chain, size_t& stage, Batch*& b) {
     const uint64_t now = monotonic_ns();
+    const size_t start = rr_.fetch_add(1, std::memory_order_relaxed);
     for (size_t c = 0; c < flows_.size(); ++c) {
-      size_t ci = (c + rr_.fetch_add(1, std::memory_order_relaxed)) % flows_.size();
+      size_t ci = (c + start) % flows_.size();
       ChainFlow& f = *flows_[ci];
       for (size_t s = f.stages(); s-- > 0;) {
         if (Batch* got = f.pop(s, now)) {
@@ -68,11 +89,20 @@ class CpuStage final : public ProcessingStage {
     return false;
   }
 
-  void work() {
+  // only_chain/only_stage >= 0: a dedicated worker of that stage.
+  void work(int only_chain, int only_stage) {
     while (true) {
       size_t c = 0, s = 0;
       Batch* b = nullptr;
-      if (!take(c, s, b)) {
+      bool got = false;
+      if (only_chain >= 0) {
+        c = size_t(only_chain), s = size_t(only_stage);
+        b = flows_[c]->pop(s, monotonic_ns());
+        got = b != nullptr;
+      } else {
+        got = take(c, s, b);
+      }
+      if (!got) {
         if (stopping_) return;
         std::unique_lock<std::mutex> lk(wake_m_);
         wake_.wait_for(lk, std::chrono::microseconds(100));

@@ -80,6 +80,8 @@ class Pipeline {
     egress.join();
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
+    for (auto& pc : stats_.ports)
+      pc->dropped.add(DropReason::ingress_backpressure, pc->rx_queue_drops.load());
     collect_chain_metrics();
     stage_->report(stats_.scheduler);
     for (auto& nf : rc_.nfs) {
@@ -107,6 +109,7 @@ class Pipeline {
       if (port.rx_done() || past_deadline(monotonic_ns())) break;
       // Simmer: while the chain's first NF is slowed the port is not polled (a file or
       // generator source waits; a live source's own queue fills and counts its drops).
+      count_rx_drops(port, pc);
       if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
         continue;
@@ -150,6 +153,16 @@ class Pipeline {
       b->ingress_ns = first_ns;
       in_flight_.fetch_add(1);
       stage_->submit(b);
+    }
+    count_rx_drops(port, pc);
+  }
+
+  // A live source's own losses while the chain did not take its frames.
+  void count_rx_drops(Port& port, PortCounters& pc) {
+    if (uint64_t lost = port.take_rx_drops()) {
+      pc.rx_packets.fetch_add(lost, std::memory_order_relaxed);
+      pc.rx_queue_drops.fetch_add(lost, std::memory_order_relaxed);
+      pc.dropped_total.fetch_add(lost, std::memory_order_relaxed);
     }
   }
 

@@ -12,6 +12,8 @@
 // Errors: the constructor throws ConfigError (gnet without a usable model file) or GpuError.
 #pragma once
 
+#if GPUNFV_HAVE_CUDA
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,3 +71,5 @@ class GpuSharing {
 };
 
 }  // namespace gpunfv
+
+#endif  // GPUNFV_HAVE_CUDA

@@ -6,6 +6,8 @@
 // queue's occupancy in packets (Simmer's congestion monitor) and skips NFs no packet was sent
 // to. Queues between stages keep ingress order (chain_flow.h).
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <deque>
 #include <thread>

@@ -33,13 +33,14 @@ YAML::Node load_yaml(const std::string& path) {
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
-               "sched_p", "sched_c_us"});
+               "sched_p", "sched_c_us", "cpu_workers_per_nf"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
   s.slot_bytes = static_cast<uint32_t>(n.int_or("slot_bytes", 0, 0, 65536));
   if (s.slot_bytes % 64 != 0) n["slot_bytes"].fail("slot_bytes must be a multiple of 64");
   s.workers = static_cast<uint32_t>(n.int_or("workers", 0, 0, 1024));
+  s.cpu_workers_per_nf = static_cast<uint32_t>(n.int_or("cpu_workers_per_nf", 0, 0, 64));
   s.gpu_in_flight = static_cast<uint32_t>(n.int_or("gpu_in_flight", s.gpu_in_flight, 1, 64));
   s.batch_timeout_us =
       static_cast<uint32_t>(n.int_or("batch_timeout_us", s.batch_timeout_us, 1, 10'000'000));

@@ -57,7 +57,8 @@ constexpr uint16_t kImixCycle[12] = {64, 570, 64, 570, 64, 1518, 64, 570, 64, 57
 GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortContext& ctx)
     : Port(node.str("name"), id) {
   node.only_keys(
-      {"name", "type", "rate", "size", "flows", "count", "duration", "seed", "dst_from"});
+      {"name", "type", "rate", "size", "flows", "count", "duration", "seed", "dst_from", "live",
+       "ring"});
   if (auto r = node.get("rate")) {
     rate_ = parse_generator_rate(*r);
     rate_text_ = r->as_string();
@@ -75,6 +76,10 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
   if (count_ == 0 && duration_ns_ == 0)
     node.fail("generator port '" + name() + "' needs count: (packets) and/or duration: (seconds)");
   seed_ = static_cast<uint64_t>(node.int_or("seed", 1, 0, INT64_MAX));
+  if (node.has("live")) live_ = node["live"].as_bool();
+  ring_ = static_cast<uint32_t>(node.int_or("ring", ring_, 1, 1 << 24));
+  if (live_ && rate_.unit == GeneratorRate::Unit::unlimited)
+    node["live"].fail("live: true needs a rate (frames arrive on their own schedule)");
 
   build_payload();
   build_flows(node, ctx);
@@ -86,6 +91,8 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
     tokens_per_ns_ = rate_.per_sec / 1e9;
     // Deep enough to absorb an I/O thread busy for 1 ms, and never below a few bursts.
     bucket_depth_ = std::max(tokens_per_ns_ * 1e6, 64 * cost(sizes_.max));
+    // Live: the bucket is the receive queue; what arrives beyond it is lost, not deferred.
+    if (live_) bucket_depth_ = ring_ * cost(sizes_.max);
   }
 }
 
@@ -196,8 +203,21 @@ double GeneratorPort::cost(uint32_t size) const {
 }
 
 void GeneratorPort::refill(uint64_t now_ns) {
-  tokens_ = std::min(bucket_depth_, tokens_ + double(now_ns - last_refill_ns_) * tokens_per_ns_);
+  const double t = tokens_ + double(now_ns - last_refill_ns_) * tokens_per_ns_;
+  if (live_ && t > bucket_depth_) overflow_tokens_ += t - bucket_depth_;
+  tokens_ = std::min(bucket_depth_, t);
   last_refill_ns_ = now_ns;
+}
+
+uint64_t GeneratorPort::take_rx_drops() {
+  if (!live_ || !started_ || rx_done()) return 0;
+  refill(clock_ns(CLOCK_MONOTONIC));
+  // Priced at the next frame's size: exact for fixed sizes and packet rates.
+  auto lost = static_cast<uint64_t>(overflow_tokens_ / cost(next_size_));
+  if (count_ != 0) lost = std::min<uint64_t>(lost, count_ - generated_);
+  overflow_tokens_ -= double(lost) * cost(next_size_);
+  generated_ += lost;
+  return lost;
 }
 
 bool GeneratorPort::rx_done() const {
@@ -277,6 +297,7 @@ std::string GeneratorPort::describe() const {
   if (duration_ns_ != 0) s += fmt::format(" duration={}s", double(duration_ns_) / 1e9);
   s += fmt::format(" seed={}", seed_);
   if (!dst_from_.empty()) s += " dst_from=" + dst_from_;
+  if (live_) s += fmt::format(" live ring={}", ring_);
   return s;
 }
 

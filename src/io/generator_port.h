@@ -44,6 +44,9 @@ class GeneratorPort final : public Port {
   uint32_t rx_burst(Batch& b, uint32_t max) override;
   bool rx_done() const override;
   bool tx(const BatchView&, uint32_t) override { return false; }
+  // Live mode (`live: true`): frames keep arriving at the rate whether or not they are taken;
+  // a receive queue of `ring` frames holds them, and what overflows it is lost here.
+  uint64_t take_rx_drops() override;
 
   uint32_t max_frame_bytes() const override { return sizes_.max; }
   std::string describe() const override;
@@ -76,6 +79,8 @@ class GeneratorPort final : public Port {
   uint64_t count_ = 0;        // 0: no packet limit
   uint64_t duration_ns_ = 0;  // 0: no time limit
   uint64_t seed_ = 1;
+  bool live_ = false;
+  uint32_t ring_ = 4096;  // live: receive queue, in frames
 
   // Pre-built data
   std::vector<FlowTemplate> flows_;
@@ -98,6 +103,7 @@ class GeneratorPort final : public Port {
   double tokens_per_ns_ = 0;
   double bucket_depth_ = 0;
   uint64_t last_refill_ns_ = 0;
+  double overflow_tokens_ = 0;  // live: tokens past the ring, not yet counted as drops
 };
 
 }  // namespace gpunfv

@@ -35,6 +35,10 @@ class Port {
   // 0 otherwise means nothing is ready yet (pacing).
   virtual uint32_t rx_burst(Batch& b, uint32_t max) = 0;
   virtual bool rx_done() const = 0;
+  // Frames that reached a live source since the last call but were lost in its receive queue
+  // because nobody took them in time (a NIC ring overflowing). File and on-demand sources
+  // wait instead and return 0.
+  virtual uint64_t take_rx_drops() { return 0; }
 
   // Sends frame i of `b` (len[i] bytes, timestamp wire_ns[i]). False if it could not be sent.
   virtual bool tx(const BatchView& b, uint32_t i) = 0;

@@ -29,6 +29,9 @@ struct PortCounters {
   std::atomic<uint64_t> forwarded{0};     // received here, transmitted on some port
   std::atomic<uint64_t> dropped_total{0}; // received here, dropped (reasons below)
   DropCounts dropped;                     // egress thread only
+  // Frames the port itself lost while the chain did not take them (a live source's receive
+  // queue overflowing under backpressure); ingress thread; folded into `dropped` at the end.
+  std::atomic<uint64_t> rx_queue_drops{0};
 };
 
 struct NfCounters {

@@ -1,5 +1,7 @@
 #include "chain/gpu_sharing.h"
 
+#if GPUNFV_HAVE_CUDA
+
 #include <algorithm>
 #include <cmath>
 
@@ -184,3 +186,5 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
 }
 
 }  // namespace gpunfv
+
+#endif  // GPUNFV_HAVE_CUDA

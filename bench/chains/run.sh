@@ -1,0 +1,30 @@
+#!/bin/bash
+# G-NET's evaluation shape with our NFs (issue 4): profile every NF (nBench), then run chains
+# S_a..S_d at each packet size under each sharing policy, and summarize throughput per policy,
+# the gnet / temporal ratio and latency CDFs.
+#
+# usage: bench/chains/run.sh BIN_DIR OUT_DIR [SECONDS] [SIZES] [POLICIES] [CHAINS]
+set -uo pipefail
+BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
+SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}; CHAINS=${6:-sa,sb,sc,sd}
+HERE=$(dirname "$(realpath "$0")")
+mkdir -p "$OUT/configs" "$OUT/reports" "$OUT/logs"
+python3 "$HERE/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies "$POLICIES" \
+  --chains "$CHAINS" --model "$OUT/model.json"
+if [ ! -s "$OUT/model.json" ]; then
+  echo "== gpunfv profile (nBench)"
+  "$BIN/gpunfv" profile "$OUT/configs/profile.yaml" --sizes "$SIZES" --out "$OUT/model.json" \
+    > "$OUT/profile.txt" 2>&1 || echo "profile failed (exit $?); gnet runs will say so"
+  tail -40 "$OUT/profile.txt"
+fi
+for chain in ${CHAINS//,/ }; do
+  for size in ${SIZES//,/ }; do
+    for policy in ${POLICIES//,/ }; do
+      name="$chain-$size-$policy"
+      timeout $((SECS + 60)) "$BIN/gpunfv" run "$OUT/configs/$name.yaml" --backend gpu \
+        --duration "$SECS" -q --report "$OUT/reports/$name.json" > "$OUT/logs/$name.txt" 2>&1
+      echo "$name exit $?"
+    done
+  done
+done
+python3 "$HERE/summarize.py" "$OUT/reports" | tee "$OUT/summary.txt"

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Tables from bench/chains/run.sh's reports: throughput per chain, size and policy (Mpps and
+Gbit/s of input taken), gnet's ratio to each baseline, where packets went, and latency CDFs."""
+import json
+import sys
+from pathlib import Path
+
+
+def load(d):
+    runs = {}
+    for f in sorted(Path(d).glob("*.json")):
+        chain, size, policy = f.stem.split("-")
+        j = json.loads(f.read_text())
+        t = j["elapsed_s"] or 1e-9
+        rx = j["totals"]["rx_packets"]
+        rxb = sum(p["rx_bytes"] for p in j["ports"].values())
+        tx = j["totals"]["tx_packets"]
+        runs[(chain, int(size), policy)] = {
+            "mpps": rx / t / 1e6, "gbps": rxb * 8 / t / 1e9, "tx_mpps": tx / t / 1e6,
+            "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
+            "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
+            "stages": j["chains"][0]["stages"] if j.get("chains") else []}
+    return runs
+
+
+def cell_rate(r):
+    if not r:
+        return "-"
+    return f"{r['mpps']:.1f} / {r['gbps']:.1f}" + ("" if r["ok"] else " (acct!)")
+
+
+def cell_latency(r):
+    if not r:
+        return "-"
+    return f"{r['lat']['p50'] / 1e3:.0f} / {r['lat']['p99'] / 1e3:.0f}"
+
+
+def main():
+    runs = load(sys.argv[1])
+    policies = [p for p in ("temporal", "fair", "unco", "gnet") if any(k[2] == p for k in runs)]
+    chains = sorted({k[0] for k in runs})
+    sizes = sorted({k[1] for k in runs})
+    print("Input rate taken by the chain (Mpps / Gbit/s), per policy; gnet's ratio to the others")
+    head = f"{'chain':<6}{'size':>6}" + "".join(f"{p:>20}" for p in policies)
+    head += "".join(f"{'gnet/' + p:>14}" for p in policies if p != "gnet")
+    print(head)
+    for c in chains:
+        for s in sizes:
+            row = f"{c:<6}{s:>6}"
+            for p in policies:
+                r = runs.get((c, s, p))
+                row += f"{cell_rate(r):>20}"
+            g = runs.get((c, s, "gnet"))
+            for p in policies:
+                if p == "gnet":
+                    continue
+                r = runs.get((c, s, p))
+                row += f"{(g['mpps'] / r['mpps']) if g and r and r['mpps'] else float('nan'):>14.2f}"
+            print(row)
+    print("\nLatency rx->tx (us): p50 / p99 per policy")
+    for c in chains:
+        for s in sizes:
+            row = f"{c:<6}{s:>6}"
+            for p in policies:
+                r = runs.get((c, s, p))
+                row += f"{cell_latency(r):>20}"
+            print(row)
+    print("\nScheduler allocation at the end of each gnet run")
+    for c in chains:
+        for s in sizes:
+            r = runs.get((c, s, "gnet"))
+            if r:
+                print(f"{c} {s}: {r['sched']}")
+    print("\nLatency CDF (quantile: us), 1518-byte runs under gnet (Figure 16 shape)")
+    for c in chains:
+        r = runs.get((c, max(sizes), "gnet"))
+        if r and "cdf" in r["lat"]:
+            print(f"{c}: " + ", ".join(f"{q:g}:{ns / 1e3:.0f}" for q, ns in r["lat"]["cdf"]))
+
+
+if __name__ == "__main__":
+    main()
