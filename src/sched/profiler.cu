@@ -87,7 +87,7 @@ std::vector<Sample> time_transfers(const ProfileOptions& o, const SmPartition& p
 
 }  // namespace
 
-ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
+ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
   validate_profile_options(o);
   if (!cuda_device_available()) throw GpuError("gpunfv profile needs a CUDA device; none is available");
   RuntimeConfig rc = load_runtime_config(o.config);
@@ -118,7 +118,11 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
   const uint32_t max_b = *std::max_element(o.batches.begin(), o.batches.end());
   const uint32_t capacity = max_b * static_cast<uint32_t>(n_sms);
 
-  ModelStore store;
+  ProfileResult res;
+  res.device = device;
+  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms}
+                     : GpuBudget{info.total_sms, 1, 1};
+  ModelStore& store = res.models;
   for (uint32_t size : o.sizes) {
     const uint32_t stride = round64(size + headroom);
     const BatchLayout layout = BatchLayout::make(capacity, stride, shape.result_stride);
@@ -174,7 +178,8 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
         if (f->type() == "ipsec") f->prepare(Backend::gpu);  // SA state back to the start
     }
   }
-  return store;
+  res.allocations = allocation_table(rc, store, device, res.budget, SchedParams{}, o.sizes);
+  return res;
 }
 
 }  // namespace gpunfv

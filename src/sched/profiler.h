@@ -26,6 +26,7 @@
 
 #include "chain/runtime_config.h"
 #include "core/batch.h"
+#include "sched/allocator.h"
 #include "sched/perf_model.h"
 
 namespace CLI {
@@ -60,9 +61,23 @@ uint32_t fill_batch(Port& port, Batch& b, uint32_t n);
 // largest relative error of both fits.
 std::string profile_table(const ModelStore& store);
 
+// What each scheduler policy allocates to the first chain of `rc` (a line: each NF feeds the
+// next) at each of `sizes`, from the models `store` holds for `device`: a table per size.
+// Sizes without a model for every NF of the chain are left out.
+std::string allocation_table(const RuntimeConfig& rc, const ModelStore& store,
+                             const std::string& device, const GpuBudget& budget,
+                             const SchedParams& params, const std::vector<uint32_t>& sizes);
+
+struct ProfileResult {
+  ModelStore models;
+  std::string device;
+  GpuBudget budget{0, 1, 1};  // the device's SMs in the units partitions come in
+  std::string allocations;     // allocation_table for the configuration's first chain
+};
+
 #if GPUNFV_HAVE_CUDA
 // Runs the measurements (profiler.cu); `log` gets progress lines (may be null).
-ModelStore run_profile(const ProfileOptions& o, std::FILE* log);
+ProfileResult run_profile(const ProfileOptions& o, std::FILE* log);
 #endif
 
 }  // namespace gpunfv
