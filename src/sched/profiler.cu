@@ -1,6 +1,6 @@
 // The measurements of `gpunfv profile` (see profiler.h for what is timed and how it is scaled).
 #include <algorithm>
-#include <fmt/format.h>
+#include <string>
 
 #include "chain/batch_shape.h"
 #include "chain/classify.h"
@@ -105,10 +105,12 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
   SmPartitions parts({want}, o.green, 0);
   const SmPartition& part = parts[0];
   const int n_sms = part.sms;
-  const std::string how = fmt::format(
-      "partition: {}; per-SM batch B ran as B x {} packets on {} SMs; kernel samples are "
-      "(B, time), transfer samples (B x {}, time); median of {} runs",
-      parts.describe(), n_sms, n_sms, n_sms, o.repeats);
+  // (No fmt in .cu files: nvcc's C++20 host pass cannot compile fmt's constexpr parts.)
+  const std::string sms_text = std::to_string(n_sms);
+  const std::string how = "partition: " + parts.describe() + "; per-SM batch B ran as B x " +
+                          sms_text + " packets on " + sms_text + " SMs; kernel samples are (B, "
+                          "time), transfer samples (B x " + sms_text + ", time); median of " +
+                          std::to_string(o.repeats) + " runs";
   if (log) std::fprintf(log, "gpunfv profile: %s on %s\n  %s\n", o.config.c_str(), device.c_str(), how.c_str());
 
   // Result offsets as the executor assigns them; slots sized for the largest profiled frame.
