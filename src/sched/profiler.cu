@@ -150,7 +150,8 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
       for (uint32_t b : o.batches) {
         const uint32_t n = b * static_cast<uint32_t>(n_sms);
         const BatchView dv = layout.view(work.data(), n);
-        const GpuStream gs{part.stream, part.max_blocks, 256};
+        // The fallback's one block per SM must fill the SM: 1024 threads, as G-NET's blocks.
+        const GpuStream gs{part.stream, part.max_blocks, part.max_blocks > 0 ? 1024 : 256};
         int blocks = static_cast<int>((n + 255) / 256);
         if (part.max_blocks > 0) blocks = std::min(blocks, part.max_blocks);
         std::vector<double> kernel;
