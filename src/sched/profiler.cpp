@@ -114,6 +114,21 @@ std::string profile_table(const ModelStore& store) {
   return s;
 }
 
+std::vector<SchedNode> chain_sched_nodes(const RuntimeConfig& rc, const Chain& c,
+                                         const ModelStore& store, const std::string& device,
+                                         uint32_t packet_bytes) {
+  std::vector<SchedNode> nodes;
+  for (size_t i = 0; i < c.path.size(); ++i) {
+    const NetworkFunction& nf = *rc.nfs[c.path[i]];
+    auto m = store.find(device, nf.name(), std::string(nf.type()), packet_bytes);
+    if (!m) return {};
+    SchedNode n{nf.name(), *m, {}, 1.0};
+    if (i + 1 < c.path.size()) n.children = {static_cast<int>(i + 1)};
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
 std::string allocation_table(const RuntimeConfig& rc, const ModelStore& store,
                              const std::string& device, const GpuBudget& budget,
                              const SchedParams& params, const std::vector<uint32_t>& sizes) {
@@ -133,16 +148,8 @@ std::string allocation_table(const RuntimeConfig& rc, const ModelStore& store,
   }
   s += head + "\n" + rule + "\n";
   for (uint32_t size : sizes) {
-    std::vector<SchedNode> nodes;
-    for (size_t i = 0; i < chain.path.size(); ++i) {
-      const NetworkFunction& nf = *rc.nfs[chain.path[i]];
-      auto m = store.find(device, nf.name(), std::string(nf.type()), size);
-      if (!m) break;
-      SchedNode n{nf.name(), *m, {}, 1.0};
-      if (i + 1 < chain.path.size()) n.children = {static_cast<int>(i + 1)};
-      nodes.push_back(std::move(n));
-    }
-    if (nodes.size() != chain.path.size()) continue;
+    const std::vector<SchedNode> nodes = chain_sched_nodes(rc, chain, store, device, size);
+    if (nodes.empty()) continue;
     for (auto policy : {SchedulerPolicy::temporal, SchedulerPolicy::fair, SchedulerPolicy::unco,
                         SchedulerPolicy::gnet}) {
       Allocation a = allocate(policy, nodes, 0, budget, params);

@@ -150,6 +150,13 @@ TEST(Profiler, AllocationTableForTheFirstChain) {
   EXPECT_NE(t.find("|     64 | unco     |          - |"), std::string::npos) << t;
   EXPECT_NE(t.find("|     64 | gnet     |      3.960 |       4 x 3960 |"), std::string::npos) << t;
   EXPECT_EQ(t.find("|    128 |"), std::string::npos) << t;  // no model at 128 B
+  auto nodes = chain_sched_nodes(rc, rc.chains[0], s, "GPU", 64);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "r1");
+  EXPECT_TRUE(nodes[0].children.empty());
+  EXPECT_NEAR(nodes[0].model.b1, 10e-6, 1e-15);
+  EXPECT_TRUE(chain_sched_nodes(rc, rc.chains[0], s, "GPU", 128).empty());
+  EXPECT_TRUE(chain_sched_nodes(rc, rc.chains[0], s, "other GPU", 64).empty());
 }
 
 }  // namespace
