@@ -29,10 +29,11 @@ int run_profile_command(const ProfileOptions& o) {
       return kExitUsage;
     }
 #if GPUNFV_HAVE_CUDA
-    ModelStore store = run_profile(o, stderr);
-    std::fputs(profile_table(store).c_str(), stdout);
+    ProfileResult r = run_profile(o, stderr);
+    std::fputs(profile_table(r.models).c_str(), stdout);
+    std::fputs(r.allocations.c_str(), stdout);
     if (!o.out.empty()) {
-      store.save(o.out);
+      r.models.save(o.out);
       std::fprintf(stderr, "gpunfv profile: models written to %s\n", o.out.c_str());
     }
     return 0;

@@ -261,7 +261,8 @@ __global__ void probe_kernel(int* out, long long spin_cycles) {
 
 }  // namespace
 
-std::vector<int> probe_block_sms(const SmPartition& p, int blocks, int threads, int spin_us) {
+std::vector<int> probe_block_sms(const SmPartition& p, int blocks, int threads, int spin_us,
+                                 bool current) {
   GPUNFV_CUDA(cudaSetDevice(p.device));
   if (p.max_blocks > 0) blocks = std::min(blocks, p.max_blocks);
   int clock_khz = 0;
@@ -270,7 +271,7 @@ std::vector<int> probe_block_sms(const SmPartition& p, int blocks, int threads, 
   GPUNFV_CUDA(cudaMalloc(&dev, sizeof(int) * blocks));  // primary context, used by the partition
   std::vector<int> ids(blocks, -1);
   try {
-    p.make_current();
+    if (current) p.make_current();
     probe_kernel<<<blocks, threads, 0, p.stream>>>(dev, static_cast<long long>(spin_us) * clock_khz / 1000);
     GPUNFV_CUDA(cudaGetLastError());
     GPUNFV_CUDA(cudaMemcpyAsync(ids.data(), dev, sizeof(int) * blocks, cudaMemcpyDeviceToHost, p.stream));

@@ -75,12 +75,13 @@ class SmPartitions {  // owning: destroys streams and green contexts
   std::vector<CUgreenCtx_st*> green_;  // partitions' and intermediate remainders' contexts
 };
 
-// Diagnostic (tests, `gpunfv profile`): launches `blocks` blocks (at most p.max_blocks when
-// set) of `threads` threads on p.stream after p.make_current(); each block records the SM it
-// ran on (%smid) and spins for about spin_us so the blocks spread over every SM they may use.
-// Returns one SM id per block launched. Restores the primary context on return.
+// Diagnostic (tests): launches `blocks` blocks (at most p.max_blocks when set) of `threads`
+// threads on p.stream, after p.make_current() unless `current` is false (the primary context
+// stays current: shows where a launch on the stream alone lands); each block records the SM
+// it ran on (%smid) and spins about spin_us so blocks spread over every SM they may use.
+// Returns one SM id per block launched. Leaves the primary context current.
 std::vector<int> probe_block_sms(const SmPartition& p, int blocks, int threads = 128,
-                                 int spin_us = 50);
+                                 int spin_us = 50, bool current = true);
 
 }  // namespace gpunfv
 #endif

@@ -203,7 +203,11 @@ Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBu
   }
   a.nodes = cur;
   a.chain_pps = chain_rate(nodes, cur);
-  std::string stop = "no round limit reached";
+  if (!(a.chain_pps > 0)) {
+    a.explain = "infeasible: the models predict no throughput (all coefficients zero?)";
+    return a;
+  }
+  std::string stop = "the round limit";
   for (int round = 1; round <= 10000; ++round) {
     const double target = a.chain_pps * (1 + p.P);
     if (!gnet_round(nodes, pl, b, p, target, cur, why)) {

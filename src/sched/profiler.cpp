@@ -114,4 +114,52 @@ std::string profile_table(const ModelStore& store) {
   return s;
 }
 
+std::vector<SchedNode> chain_sched_nodes(const RuntimeConfig& rc, const Chain& c,
+                                         const ModelStore& store, const std::string& device,
+                                         uint32_t packet_bytes) {
+  std::vector<SchedNode> nodes;
+  for (size_t i = 0; i < c.path.size(); ++i) {
+    const NetworkFunction& nf = *rc.nfs[c.path[i]];
+    auto m = store.find(device, nf.name(), std::string(nf.type()), packet_bytes);
+    if (!m) return {};
+    SchedNode n{nf.name(), *m, {}, 1.0};
+    if (i + 1 < c.path.size()) n.children = {static_cast<int>(i + 1)};
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+std::string allocation_table(const RuntimeConfig& rc, const ModelStore& store,
+                             const std::string& device, const GpuBudget& budget,
+                             const SchedParams& params, const std::vector<uint32_t>& sizes) {
+  if (rc.chains.empty() || rc.chains[0].path.empty()) return {};
+  const Chain& chain = rc.chains[0];
+  std::string s, names;
+  for (uint16_t nf : chain.path) names += " -> " + rc.nfs[nf]->name();
+  s += fmt::format("\nallocations for chain {}{} on {} SMs (partitions of {} + k*{}), latency "
+                   "bound {:.0f} us per NF, P {:.2f}, C {:.0f} us; cells: SMs x batch (0 SMs: whole GPU)\n",
+                   rc.ports[chain.from]->name(), names, budget.total_sms, budget.min_sms,
+                   budget.align_sms, params.latency_bound_s * 1e6, params.P, params.C_s * 1e6);
+  std::string head = fmt::format("| {:>6} | {:<8} | {:>10} |", "size", "policy", "chain Mpps");
+  std::string rule = fmt::format("|{:-<8}|{:-<10}|{:-<12}|", "", "", "");
+  for (uint16_t nf : chain.path) {
+    head += fmt::format(" {:>14} |", rc.nfs[nf]->name());
+    rule += fmt::format("{:-<16}|", "");
+  }
+  s += head + "\n" + rule + "\n";
+  for (uint32_t size : sizes) {
+    const std::vector<SchedNode> nodes = chain_sched_nodes(rc, chain, store, device, size);
+    if (nodes.empty()) continue;
+    for (auto policy : {SchedulerPolicy::temporal, SchedulerPolicy::fair, SchedulerPolicy::unco,
+                        SchedulerPolicy::gnet}) {
+      Allocation a = allocate(policy, nodes, 0, budget, params);
+      std::string rate = policy == SchedulerPolicy::unco ? "-" : fmt::format("{:.3f}", a.chain_pps / 1e6);
+      s += fmt::format("| {:>6} | {:<8} | {:>10} |", size, scheduler_policy_name(policy), rate);
+      for (const NodeAllocation& n : a.nodes) s += fmt::format(" {:>14} |", fmt::format("{} x {}", n.sms, n.batch));
+      s += "\n";
+    }
+  }
+  return s;
+}
+
 }  // namespace gpunfv

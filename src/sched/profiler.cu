@@ -1,6 +1,6 @@
 // The measurements of `gpunfv profile` (see profiler.h for what is timed and how it is scaled).
 #include <algorithm>
-#include <fmt/format.h>
+#include <string>
 
 #include "chain/batch_shape.h"
 #include "chain/classify.h"
@@ -87,7 +87,7 @@ std::vector<Sample> time_transfers(const ProfileOptions& o, const SmPartition& p
 
 }  // namespace
 
-ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
+ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
   validate_profile_options(o);
   if (!cuda_device_available()) throw GpuError("gpunfv profile needs a CUDA device; none is available");
   RuntimeConfig rc = load_runtime_config(o.config);
@@ -105,10 +105,12 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
   SmPartitions parts({want}, o.green, 0);
   const SmPartition& part = parts[0];
   const int n_sms = part.sms;
-  const std::string how = fmt::format(
-      "partition: {}; per-SM batch B ran as B x {} packets on {} SMs; kernel samples are "
-      "(B, time), transfer samples (B x {}, time); median of {} runs",
-      parts.describe(), n_sms, n_sms, n_sms, o.repeats);
+  // (No fmt in .cu files: nvcc's C++20 host pass cannot compile fmt's constexpr parts.)
+  const std::string sms_text = std::to_string(n_sms);
+  const std::string how = "partition: " + parts.describe() + "; per-SM batch B ran as B x " +
+                          sms_text + " packets on " + sms_text + " SMs; kernel samples are (B, "
+                          "time), transfer samples (B x " + sms_text + ", time); median of " +
+                          std::to_string(o.repeats) + " runs";
   if (log) std::fprintf(log, "gpunfv profile: %s on %s\n  %s\n", o.config.c_str(), device.c_str(), how.c_str());
 
   // Result offsets as the executor assigns them; slots sized for the largest profiled frame.
@@ -118,7 +120,11 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
   const uint32_t max_b = *std::max_element(o.batches.begin(), o.batches.end());
   const uint32_t capacity = max_b * static_cast<uint32_t>(n_sms);
 
-  ModelStore store;
+  ProfileResult res;
+  res.device = device;
+  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms}
+                     : GpuBudget{info.total_sms, 1, 1};
+  ModelStore& store = res.models;
   for (uint32_t size : o.sizes) {
     const uint32_t stride = round64(size + headroom);
     const BatchLayout layout = BatchLayout::make(capacity, stride, shape.result_stride);
@@ -144,7 +150,8 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
       for (uint32_t b : o.batches) {
         const uint32_t n = b * static_cast<uint32_t>(n_sms);
         const BatchView dv = layout.view(work.data(), n);
-        const GpuStream gs{part.stream, part.max_blocks, 256};
+        // The fallback's one block per SM must fill the SM: 1024 threads, as G-NET's blocks.
+        const GpuStream gs{part.stream, part.max_blocks, part.max_blocks > 0 ? 1024 : 256};
         int blocks = static_cast<int>((n + 255) / 256);
         if (part.max_blocks > 0) blocks = std::min(blocks, part.max_blocks);
         std::vector<double> kernel;
@@ -174,7 +181,8 @@ ModelStore run_profile(const ProfileOptions& o, std::FILE* log) {
         if (f->type() == "ipsec") f->prepare(Backend::gpu);  // SA state back to the start
     }
   }
-  return store;
+  res.allocations = allocation_table(rc, store, device, res.budget, SchedParams{}, o.sizes);
+  return res;
 }
 
 }  // namespace gpunfv

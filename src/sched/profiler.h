@@ -26,6 +26,7 @@
 
 #include "chain/runtime_config.h"
 #include "core/batch.h"
+#include "sched/allocator.h"
 #include "sched/perf_model.h"
 
 namespace CLI {
@@ -60,9 +61,30 @@ uint32_t fill_batch(Port& port, Batch& b, uint32_t n);
 // largest relative error of both fits.
 std::string profile_table(const ModelStore& store);
 
+// The scheduler's view of chain `c`: one node per NF in path order, each feeding the next
+// (share 1), with the model `store` holds for `device` at `packet_bytes` (interpolated between
+// measured sizes). Empty when an NF of the chain has no model there.
+std::vector<SchedNode> chain_sched_nodes(const RuntimeConfig& rc, const Chain& c,
+                                         const ModelStore& store, const std::string& device,
+                                         uint32_t packet_bytes);
+
+// What each scheduler policy allocates to the first chain of `rc` (a line: each NF feeds the
+// next) at each of `sizes`, from the models `store` holds for `device`: a table per size.
+// Sizes without a model for every NF of the chain are left out.
+std::string allocation_table(const RuntimeConfig& rc, const ModelStore& store,
+                             const std::string& device, const GpuBudget& budget,
+                             const SchedParams& params, const std::vector<uint32_t>& sizes);
+
+struct ProfileResult {
+  ModelStore models;
+  std::string device;
+  GpuBudget budget{0, 1, 1};  // the device's SMs in the units partitions come in
+  std::string allocations;     // allocation_table for the configuration's first chain
+};
+
 #if GPUNFV_HAVE_CUDA
 // Runs the measurements (profiler.cu); `log` gets progress lines (may be null).
-ModelStore run_profile(const ProfileOptions& o, std::FILE* log);
+ProfileResult run_profile(const ProfileOptions& o, std::FILE* log);
 #endif
 
 }  // namespace gpunfv

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "gpu/cuda_check.h"
@@ -66,6 +67,14 @@ TEST(GpuSmPartition, GreenPartitionsAreDisjointAndConfined) {
   for (int id : a2) EXPECT_EQ(b.count(id), 0u) << "SM " << id << " is in both partitions";
   a.insert(a2.begin(), a2.end());
   EXPECT_LE(static_cast<int>(a.size()), parts[0].sms);
+  // Where a launch on the green stream goes without make_current (a fact to know, not a rule
+  // the framework relies on: it always calls make_current).
+  try {
+    std::printf("partition 0 launched without make_current: %zu SMs seen (partition has %d)\n",
+                distinct(probe_block_sms(parts[0], blocks, 128, 50, false)).size(), parts[0].sms);
+  } catch (const GpuError& e) {
+    std::printf("partition 0 launched without make_current: %s\n", e.what());
+  }
   // The whole-GPU partition, after the green ones, is not confined.
   EXPECT_GT(distinct(probe_block_sms(parts[2], blocks)).size(), b.size());
 }

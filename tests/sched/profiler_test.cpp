@@ -130,5 +130,34 @@ TEST(Profiler, TableHasARowPerSize) {
   EXPECT_NE(t.find("|      2.000 |     10.00 |"), std::string::npos) << t;  // k1 2 ns, b1 10 us
 }
 
+TEST(Profiler, AllocationTableForTheFirstChain) {
+  RuntimeConfig rc = load_runtime_config(generator_config("profiler-alloc"));
+  ModelStore s;
+  ModelEntry e;
+  e.device = "GPU";
+  e.nf_name = "r1";
+  e.nf_type = "router";
+  e.packet_bytes = 64;
+  e.model = {1e-6, 10e-6, 0, 0};
+  s.add(e);
+  SchedParams p;
+  p.C_s = 0;
+  std::string t = allocation_table(rc, s, "GPU", {4, 1, 1}, p, {64, 128});
+  EXPECT_NE(t.find("chain gen -> r1 on 4 SMs"), std::string::npos) << t;
+  // Alone on 4 SMs: 990 packets per SM in 1 ms, 3.96 Mpps; fair and gnet give it all 4 SMs.
+  EXPECT_NE(t.find("|     64 | temporal |      3.960 |       0 x 3960 |"), std::string::npos) << t;
+  EXPECT_NE(t.find("|     64 | fair     |      3.960 |       4 x 3960 |"), std::string::npos) << t;
+  EXPECT_NE(t.find("|     64 | unco     |          - |"), std::string::npos) << t;
+  EXPECT_NE(t.find("|     64 | gnet     |      3.960 |       4 x 3960 |"), std::string::npos) << t;
+  EXPECT_EQ(t.find("|    128 |"), std::string::npos) << t;  // no model at 128 B
+  auto nodes = chain_sched_nodes(rc, rc.chains[0], s, "GPU", 64);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "r1");
+  EXPECT_TRUE(nodes[0].children.empty());
+  EXPECT_NEAR(nodes[0].model.b1, 10e-6, 1e-15);
+  EXPECT_TRUE(chain_sched_nodes(rc, rc.chains[0], s, "GPU", 128).empty());
+  EXPECT_TRUE(chain_sched_nodes(rc, rc.chains[0], s, "other GPU", 64).empty());
+}
+
 }  // namespace
 }  // namespace gpunfv
