@@ -11,13 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-cuda}
+EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench}
 rm -rf .carry/bin && mkdir -p .carry/bin
-for exe in gpunfv gpunfv_tests router_bench nf_bench; do cp "$BUILD/$exe" .carry/bin/; done
+for exe in $EXES; do cp "$BUILD/$exe" .carry/bin/; done
 for exe in .carry/bin/*; do
   ldd "$exe" | awk '/=>/ {print $3}' | grep -vE 'libc\.so|libm\.so|ld-linux|libpthread|libdl\.so|librt\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .carry/bin/
 # Every library must resolve with only .carry/bin added to the search path.
-for exe in gpunfv gpunfv_tests router_bench nf_bench; do
+for exe in $EXES; do
   if LD_LIBRARY_PATH=.carry/bin ldd ".carry/bin/$exe" | grep -q 'not found'; then
     echo "carry: $exe has unresolved libraries:" >&2
     LD_LIBRARY_PATH=.carry/bin ldd ".carry/bin/$exe" | grep 'not found' >&2

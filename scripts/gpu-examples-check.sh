@@ -10,7 +10,10 @@ mkdir -p "$RESULTS"
 failed=0
 for cfg in examples/*.yaml; do
   name=$(basename "$cfg" .yaml)
-  case "$name" in ipsec-inbound) continue ;; esac  # needs ipsec-outbound's output first
+  case "$name" in
+    ipsec-inbound) continue ;;       # needs ipsec-outbound's output first
+    chain-backpressure) continue ;;  # a live source at a fixed rate: timing decides what is lost
+  esac
   for backend in cpu gpu; do
     rm -rf out && mkdir -p out
     "$BIN/gpunfv" run "$cfg" --backend "$backend" -q --report "$RESULTS/$name-$backend.json" > "$RESULTS/$name-$backend.txt"

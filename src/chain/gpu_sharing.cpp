@@ -25,6 +25,9 @@ int partition_floor(const SmInfo& info, int sms) {
 
 GpuSharing::GpuSharing(const RuntimeConfig& rc)
     : rc_(rc), policy_(parse_scheduler_policy(rc.settings.scheduler)), info_(query_sm_info(0)) {
+  // settings.gpu_sms restricts the chains to part of the GPU (as Simmer's MIG slices do).
+  budget_sms_ = info_.total_sms;
+  if (rc.settings.gpu_sms) budget_sms_ = std::min<int>(budget_sms_, int(rc.settings.gpu_sms));
   cudaDeviceProp prop{};
   GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
   device_name_ = prop.name;
@@ -40,7 +43,7 @@ GpuSharing::GpuSharing(const RuntimeConfig& rc)
   // fair, and gnet's start before any traffic was measured: equal partitions.
   int each = 0;
   if (policy_ == SchedulerPolicy::fair || policy_ == SchedulerPolicy::gnet)
-    each = nodes ? partition_floor(info_, info_.total_sms / int(nodes)) : 0;
+    each = nodes ? partition_floor(info_, budget_sms_ / int(nodes)) : 0;
   for (size_t c = 0; c < rc.chains.size(); ++c) sms[c].assign(rc.chains[c].path.size(), each);
   std::string why = std::string(scheduler_policy_name(policy_)) +
                     (policy_ == SchedulerPolicy::gnet ? ": equal shares until rates are measured" : "");
@@ -65,11 +68,16 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
       lane->index = i;
       lane->gs.stream = (*owner)[i].stream;
       lane->gs.max_blocks = (*owner)[i].max_blocks;
+      // Whole-GPU lanes inside a restricted budget: G-NET's block cap, one block per SM.
+      if (lane->gs.max_blocks == 0 && (*owner)[i].sms == 0 && budget_sms_ < info_.total_sms)
+        lane->gs.max_blocks = budget_sms_;
       lane->gs.serial = true;
       lane->sms = (*owner)[i].sms;
       lanes[c].push_back(lane);
       line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
-                          lane->sms ? fmt::format("{}SM", lane->sms) : std::string("all"));
+                          lane->sms ? fmt::format("{}SM", lane->sms)
+                                    : lane->gs.max_blocks ? fmt::format("<={}blk", lane->gs.max_blocks)
+                                                          : std::string("all"));
       if (c < batches.size() && batches[c]) line += fmt::format("/B{}", batches[c]);
     }
   }
@@ -131,7 +139,7 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
 bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
   const uint32_t size = static_cast<uint32_t>(std::lround(frame_bytes));
   // Chains split the SMs evenly; within a chain, G-NET's rule.
-  const int chain_sms = info_.total_sms / int(std::max<size_t>(rc_.chains.size(), 1));
+  const int chain_sms = budget_sms_ / int(std::max<size_t>(rc_.chains.size(), 1));
   std::vector<std::vector<int>> sms(rc_.chains.size());
   std::vector<uint32_t> batches(rc_.chains.size(), 0);
   std::string why = fmt::format("gnet at {} B/packet:", size);

@@ -59,6 +59,7 @@ class GpuSharing {
   const RuntimeConfig& rc_;
   SchedulerPolicy policy_;
   SmInfo info_;
+  int budget_sms_ = 0;
   std::string device_name_;
   ModelStore models_;
   mutable std::mutex m_;

@@ -33,7 +33,7 @@ YAML::Node load_yaml(const std::string& path) {
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
-               "sched_p", "sched_c_us", "cpu_workers_per_nf"});
+               "sched_p", "sched_c_us", "cpu_workers_per_nf", "gpu_sms"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -50,6 +50,7 @@ Settings parse_settings(const ConfigNode& n) {
       s.scheduler != "gnet")
     n["scheduler"].fail("scheduler must be temporal, fair, unco or gnet");
   if (n.has("model")) s.model_file = n.path("model");
+  s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
   auto positive = [&](const char* key, double dflt, double max) {
     if (!n.has(key)) return dflt;
     double v = n[key].as_double();

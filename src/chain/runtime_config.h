@@ -41,6 +41,7 @@ struct Settings {
   uint32_t batch_timeout_us = 100;      // a partial batch is sent after this idle time
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet
+  uint32_t gpu_sms = 0;                 // SMs the chains may use (0: the whole GPU)
   std::string model_file;               // gnet: performance model (gpunfv profile's output)
   double latency_bound_us = 1000;       // gnet: per-NF latency bound L
   double sched_p = 0.1;                 // gnet: throughput step P per round

@@ -24,8 +24,11 @@ using testing::write_file;
 
 bool have_device() { return cuda_device_available(); }
 
-std::string config(const std::string& dir_name, const std::string& port) {
+std::string config(const std::string& dir_name, const std::string& port,
+                   const std::string& chain = "{from: in, path: [r1], to: p1}",
+                   const std::string& settings = "") {
   auto dir = temp_dir(dir_name);
+  write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
   return write_file(dir / "c.yaml", "ports:\n  - " + port + R"(
   - {name: p1, type: discard}
   - {name: p2, type: discard}
@@ -33,9 +36,14 @@ nfs:
   - name: r1
     type: router
     routes: {file: )" + source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
+  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
+  - name: ids
+    type: nids
+    rules: [)" + source_dir() + R"(/data/nids/et_open_2024-04-21/emerging-voip.rules.gz]
+    action: alert
 chains:
-  - {from: in, path: [r1], to: p1}
-settings: {batch_size: 4096, batches: 8}
+  - )" + chain + R"(
+settings: {batch_size: 4096, batches: 8)" + settings + R"(}
 )");
 }
 
@@ -59,7 +67,7 @@ void compare_backends(const std::string& cfg_path) {
     ++finished;
     cv.notify_one();
   });
-  uint64_t compared = 0;
+  uint64_t compared = 0, batch_seq = 0;
   while (!port.rx_done()) {
     Batch cpu(cap, stride, MemoryKind::host, shape.result_stride);
     Batch gpu(cap, stride, MemoryKind::host_pinned, shape.result_stride);
@@ -67,6 +75,7 @@ void compare_backends(const std::string& cfg_path) {
     if (cpu.count() == 0) break;
     std::memcpy(gpu.base(), cpu.base(), cpu.layout().bytes);
     gpu.set_count(cpu.count());
+    gpu.batch_seq = batch_seq++;  // the pipeline's queues release batches in this order
     run_chain_cpu(rc, rc.chains[0], cpu.view());
     finished = 0;
     stage->submit(&gpu);
@@ -79,6 +88,7 @@ void compare_backends(const std::string& cfg_path) {
       ASSERT_EQ(a.len[i], b.len[i]) << i;
       ASSERT_EQ(a.verdict[i], b.verdict[i]) << i;
       ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << i;
+      ASSERT_EQ(a.visited[i], b.visited[i]) << i;
       ASSERT_EQ(a.out_port[i], b.out_port[i]) << i;
       ASSERT_EQ(a.flow_hash[i], b.flow_hash[i]) << i;
       ASSERT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * shape.result_stride,
@@ -107,6 +117,22 @@ TEST(GpuStage, GeneratedImixEqualsCpu) {
   compare_backends(config("gpu-gen",
                           "{name: in, type: generator, size: imix, flows: 1000, count: 200000, "
                           "dst_from: r1}"));
+}
+
+// A chain with a branch, a routing table and three NFs, under each sharing policy: every NF
+// on its own stream and SM partition, packets moving between them by index.
+TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string chain =
+      "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
+      "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
+  for (const char* policy : {"fair", "temporal", "unco"}) {
+    SCOPED_TRACE(policy);
+    compare_backends(config(std::string("gpu-branchy-") + policy,
+                            "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
+                            "dst_from: r1}",
+                            chain, std::string(", scheduler: ") + policy));
+  }
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {

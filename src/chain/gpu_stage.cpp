@@ -5,6 +5,7 @@
 // the per-node packet counts (128 bytes) come back after each NF, so the host knows every NF
 // queue's occupancy in packets (Simmer's congestion monitor) and skips NFs no packet was sent
 // to. Queues between stages keep ingress order (chain_flow.h).
+#if GPUNFV_HAVE_CUDA
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -333,3 +334,5 @@ std::unique_ptr<ProcessingStage> make_gpu_stage(const RuntimeConfig& rc, const B
 }
 
 }  // namespace gpunfv
+
+#endif  // GPUNFV_HAVE_CUDA
