@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-cuda}
 rm -rf .carry/bin && mkdir -p .carry/bin
 for exe in gpunfv gpunfv_tests router_bench nf_bench; do cp "$BUILD/$exe" .carry/bin/; done
+if [ -f "$BUILD/gpuring_bench" ]; then cp "$BUILD/gpuring_bench" .carry/bin/; fi  # scripts/gpuring-check.sh
 for exe in .carry/bin/*; do
   ldd "$exe" | awk '/=>/ {print $3}' | grep -vE 'libc\.so|libm\.so|ld-linux|libpthread|libdl\.so|librt\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .carry/bin/

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 #include "core/clock.h"
@@ -79,6 +80,9 @@ void NicEmulator::run() {
     for (uint32_t r = 0; r < v_.p.rings; ++r)
       while (tx_step(r)) {
       }
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    stats_.thread_cpu_ns = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
   } catch (...) {
     error_ = std::current_exception();
     rx_finished_.store(true, std::memory_order_release);
@@ -234,6 +238,7 @@ bool NicEmulator::tx_step(uint32_t r) {
 
   const uint64_t now = monotonic_ns();
   const uint64_t wire = realtime_ns();
+  stats_.tx_last_ns = now;
   uint32_t writebacks = 0;
   for (uint32_t k = 0; k < count; ++k) {
     const SlotMeta& m = meta_[v_.slot_of_bus(tx_mirror_[k].read.buffer_addr)];

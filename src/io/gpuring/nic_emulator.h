@@ -51,6 +51,8 @@ struct NicStats {
   uint64_t reordered = 0;          // sent after a frame that arrived later (any ring)
   uint64_t reordered_in_ring = 0;  // the same, within one ring (the protocol keeps it 0)
   uint64_t rx_first_ns = 0, rx_last_ns = 0;  // CLOCK_MONOTONIC of the first and last frame taken
+  uint64_t tx_last_ns = 0;                   // ... and of the last frame sent
+  uint64_t thread_cpu_ns = 0;                // CPU time of the emulator thread (it plays the NIC)
   std::vector<uint64_t> delivered_per_ring;
   std::vector<uint32_t> latency_ns;  // one per sent frame, up to max_latency_samples
 };

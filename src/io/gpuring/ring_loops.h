@@ -67,11 +67,16 @@ GPUNFV_HD DropReason run_nf_in_place(const RingSetView& v, uint32_t slot, uint32
   return static_cast<DropReason>(m.verdict);
 }
 
+// The stop flag and the rx done flag lie in host memory: on the GPU each read crosses PCIe, so
+// an idle poller reads them only every kFlagEvery idle rounds.
+inline constexpr uint32_t kFlagEvery = 32;
+
 template <typename View, typename Fn>
 GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_id, const View& nf,
                             Fn fn) {
   RxRing rx(v, ring);
   const SpscQueue<uint64_t> to_tx = to_tx_queue(v, ring);
+  uint32_t idle = 0;
   for (;;) {
     RxPacket pkt;
     const RxRing::Poll got = rx.poll(pkt);
@@ -88,7 +93,7 @@ GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_i
     }
     rx.flush_tail(false);
     // Stop is honoured only with the ring empty: the NIC delivered everything before it.
-    if (got == RxRing::Poll::empty && load_acquire(&v.flags->stop)) break;
+    if (got == RxRing::Poll::empty && ++idle % kFlagEvery == 0 && load_acquire(&v.flags->stop)) break;
     ring_idle();
   }
   rx.finish();
@@ -96,12 +101,13 @@ GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_i
 
 GPUNFV_HD inline void tx_ring_loop(const RingSetView& v, uint32_t ring) {
   TxRing tx(v, ring);
+  uint32_t idle = 0;
   for (;;) {
     const uint32_t freed = tx.reclaim();
     const uint32_t posted = tx.post();
     tx.flush_tail(false);
     if (posted || freed) continue;
-    if (load_acquire(&v.done[ring].rx) && tx.queue_empty()) {
+    if (++idle % kFlagEvery == 0 && load_acquire(&v.done[ring].rx) && tx.queue_empty()) {
       tx.flush_tail(true);
       if (tx.outstanding() == 0) break;
     }
