@@ -80,6 +80,7 @@ void NicEmulator::run() {
     for (uint32_t r = 0; r < v_.p.rings; ++r)
       while (tx_step(r)) {
       }
+    dma_.wait();
     timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     stats_.thread_cpu_ns = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
@@ -273,7 +274,8 @@ bool NicEmulator::tx_step(uint32_t r) {
       dma_.write_descriptors(wring + at, tx_wb_ + done, n);
       done += n;
     }
-    dma_.wait();
+    // Not waited for: the next use of tx_wb_ follows a synchronising descriptor read on the
+    // same ordered queue, and in write-back mode the driver watches DD, not TDH.
   }
   tdh_[r] = (head + count) & (p.ring_size - 1);
   store_release(&rings_.host_regs()[r].tdh, tdh_[r]);
