@@ -162,7 +162,7 @@ bool NicEmulator::rx_step() {
     uint32_t hash;
     uint16_t pkt_info;
     const uint32_t r = pick_ring(frame, len, hash, pkt_info);
-    const uint32_t rdt = load_acquire(&rings_.host_regs()[r].rdt);
+    const uint32_t rdt = load_acquire(rings_.host_regs(r).rdt);
     if (rdh_[r] == rdt) {  // no descriptor owned by the NIC
       if (cfg_.flow_control) {
         ++stats_.pauses;
@@ -203,14 +203,14 @@ bool NicEmulator::rx_step() {
     }
   }
   dma_.wait();
-  for (uint32_t r = 0; r < p.rings; ++r) store_release(&rings_.host_regs()[r].rdh, rdh_[r]);
+  for (uint32_t r = 0; r < p.rings; ++r) store_release(rings_.host_regs(r).rdh, rdh_[r]);
   staged_next_ = i;
   return i > from;
 }
 
 bool NicEmulator::tx_step(uint32_t r) {
   const RingParams& p = v_.p;
-  const uint32_t tdt = load_acquire(&rings_.host_regs()[r].tdt);
+  const uint32_t tdt = load_acquire(rings_.host_regs(r).tdt);
   const uint32_t head = tdh_[r];
   if (tdt == head) return false;
   const uint32_t count = std::min((tdt - head) & (p.ring_size - 1), kTxBurst);
@@ -278,7 +278,7 @@ bool NicEmulator::tx_step(uint32_t r) {
     // same ordered queue, and in write-back mode the driver watches DD, not TDH.
   }
   tdh_[r] = (head + count) & (p.ring_size - 1);
-  store_release(&rings_.host_regs()[r].tdh, tdh_[r]);
+  store_release(rings_.host_regs(r).tdh, tdh_[r]);
   return true;
 }
 

@@ -76,8 +76,9 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   total_bytes_ = l.total;
 
   // Registers and flags: mapped pinned memory on the GPU path, plain memory otherwise.
-  const size_t mapped_bytes = sizeof(NicRegisters) * p.rings + sizeof(RunFlags) + sizeof(RingDone) * p.rings;
-  NicRegisters* dev_regs = nullptr;
+  if (p.rings > kMaxQueues) throw std::invalid_argument("at most 64 rings (the 82599's queue registers)");
+  const size_t mapped_bytes = kBarBytes + sizeof(RunFlags) + sizeof(RingDone) * p.rings;
+  uint8_t* dev_bar = nullptr;
   RunFlags* dev_flags = nullptr;
   RingDone* dev_done = nullptr;
   if (where == Placement::device) {
@@ -86,8 +87,8 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
     std::memset(mapped_, 0, mapped_bytes);
     void* dev_mapped = nullptr;
     GPUNFV_CUDA(cudaHostGetDevicePointer(&dev_mapped, mapped_, 0));
-    dev_regs = static_cast<NicRegisters*>(dev_mapped);
-    dev_flags = reinterpret_cast<RunFlags*>(dev_regs + p.rings);
+    dev_bar = static_cast<uint8_t*>(dev_mapped);
+    dev_flags = reinterpret_cast<RunFlags*>(dev_bar + kBarBytes);
     dev_done = reinterpret_cast<RingDone*>(dev_flags + 1);
 #else
     throw std::runtime_error("gpuring: device placement needs a build with CUDA");
@@ -95,11 +96,11 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   } else {
     mapped_ = aligned_zeroed(mapped_bytes);
   }
-  host_regs_ = static_cast<NicRegisters*>(mapped_);
-  host_flags_ = reinterpret_cast<RunFlags*>(host_regs_ + p.rings);
+  host_bar_ = static_cast<uint8_t*>(mapped_);
+  host_flags_ = reinterpret_cast<RunFlags*>(host_bar_ + kBarBytes);
   host_done_ = reinterpret_cast<RingDone*>(host_flags_ + 1);
   if (where == Placement::host) {
-    dev_regs = host_regs_;
+    dev_bar = host_bar_;
     dev_flags = host_flags_;
     dev_done = host_done_;
   }
@@ -137,12 +138,12 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   // The emulator's copy engine addresses slots by their (device or host) virtual address; a
   // real NIC would get the bus address the GPU memory was pinned at (docs/DESIGN.md).
   v.bus_base = reinterpret_cast<uint64_t>(v.slots);
-  v.regs = dev_regs;
+  v.bar = dev_bar;
   v.flags = dev_flags;
   v.done = dev_done;
 
   build_initial_state(image, l);
-  for (uint32_t r = 0; r < p.rings; ++r) host_regs_[r].rdt = p.ring_size - 1;
+  for (uint32_t r = 0; r < p.rings; ++r) *host_regs(r).rdt = p.ring_size - 1;
 
 #if GPUNFV_HAVE_CUDA
   if (where == Placement::device) {

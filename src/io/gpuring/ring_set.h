@@ -51,7 +51,7 @@ class RingSet {
   const RingSetView& view() const { return view_; }
 
   // Host-side pointers to the mapped registers and flags (the NIC emulator and the host use them).
-  NicRegisters* host_regs() const { return host_regs_; }
+  QueueRegisters host_regs(uint32_t ring) const { return queue_registers(host_bar_, ring); }
   RunFlags* host_flags() const { return host_flags_; }
   RingDone* host_done() const { return host_done_; }
   void request_stop();
@@ -72,7 +72,7 @@ class RingSet {
   size_t meta_bytes_ = 0;        // bytes before the packet slots (what snapshots copy)
   size_t total_bytes_ = 0;
   void* mapped_ = nullptr;       // registers + flags, host side
-  NicRegisters* host_regs_ = nullptr;
+  uint8_t* host_bar_ = nullptr;
   RunFlags* host_flags_ = nullptr;
   RingDone* host_done_ = nullptr;
 };

@@ -16,14 +16,28 @@
 
 namespace gpunfv::gpuring {
 
-// One ring pair's NIC registers (82599: RDH/RDT, TDH/TDT), each on its own cache line: the NIC
-// writes the heads, the GPU the tails.
-struct alignas(64) NicRegisters {
-  alignas(64) uint32_t rdt;  // rx tail: the NIC owns descriptors [rdh, rdt)
-  alignas(64) uint32_t rdh;  // rx head: next descriptor the NIC fills
-  alignas(64) uint32_t tdt;  // tx tail: one past the last descriptor posted
-  alignas(64) uint32_t tdh;  // tx head: next descriptor the NIC sends
+// The 82599's queue registers, at their BAR0 offsets (datasheet 8.2.3.8 and 8.2.3.9; queues
+// 0..63, 0x40 apart). The emulated BAR is host memory laid out the same way, so the GPU side
+// would write a real NIC's BAR mapped into its address space unchanged.
+inline constexpr uint32_t kRegRdh = 0x01010;  // rx head: next descriptor the NIC fills
+inline constexpr uint32_t kRegRdt = 0x01018;  // rx tail: the NIC owns descriptors [RDH, RDT)
+inline constexpr uint32_t kRegTdh = 0x06010;  // tx head: next descriptor the NIC sends
+inline constexpr uint32_t kRegTdt = 0x06018;  // tx tail: one past the last descriptor posted
+inline constexpr uint32_t kQueueRegStride = 0x40;
+inline constexpr uint32_t kMaxQueues = 64;
+inline constexpr size_t kBarBytes = kRegTdt + kQueueRegStride * kMaxQueues;
+
+// Pointers to one queue pair's head and tail registers.
+struct QueueRegisters {
+  uint32_t* rdh;
+  uint32_t* rdt;
+  uint32_t* tdh;
+  uint32_t* tdt;
 };
+GPUNFV_HD inline QueueRegisters queue_registers(uint8_t* bar, uint32_t queue) {
+  auto at = [&](uint32_t reg) { return reinterpret_cast<uint32_t*>(bar + reg + kQueueRegStride * queue); };
+  return {at(kRegRdh), at(kRegRdt), at(kRegTdh), at(kRegTdt)};
+}
 
 // Flags the host and the kernels exchange (mapped host memory).
 struct alignas(64) RunFlags {
@@ -74,7 +88,7 @@ struct RingSetView {
   RingQueues* queues;  // rings
   RxCounters* rx_counters;
   TxCounters* tx_counters;
-  NicRegisters* regs;  // mapped host memory (the BAR)
+  uint8_t* bar;        // the NIC's BAR0 (emulated: mapped host memory), kBarBytes
   RunFlags* flags;     // mapped host memory
   RingDone* done;      // mapped host memory, rings
 

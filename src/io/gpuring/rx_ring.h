@@ -24,7 +24,7 @@ class RxRing {
  public:
   GPUNFV_HD RxRing(const RingSetView& v, uint32_t ring)
       : v_(v), ring_(ring), desc_(v.rx_desc + uint64_t(ring) * v.p.ring_size),
-        sw_(v.rx_slot + uint64_t(ring) * v.p.ring_size), regs_(v.regs + ring),
+        sw_(v.rx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
         counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring) {}
 
   enum class Poll { packet, empty, no_slot };
@@ -76,7 +76,7 @@ class RxRing {
   GPUNFV_HD void write_tail() {
     // The descriptor before next_to_clean stays with the driver: RDT == RDH means "no
     // descriptors for the NIC", never "all of them".
-    store_release(&regs_->rdt, (next_to_clean_ + v_.p.ring_size - 1) & (v_.p.ring_size - 1));
+    store_release(regs_.rdt, (next_to_clean_ + v_.p.ring_size - 1) & (v_.p.ring_size - 1));
     ++counters_.tail_writes;
     unannounced_ = 0;
   }
@@ -85,7 +85,7 @@ class RxRing {
   uint32_t ring_;
   RxDesc* desc_;
   uint32_t* sw_;
-  NicRegisters* regs_;
+  QueueRegisters regs_;
   RxCounters& counters_;
   RingDone& done_;
   SlotPool pool_;

@@ -19,7 +19,7 @@ class TxRing {
  public:
   GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
       : v_(v), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
-        sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(v.regs + ring),
+        sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
         counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring),
         queue_(to_tx_queue(v, ring)) {}
 
@@ -38,7 +38,7 @@ class TxRing {
       }
     } else {
       ++counters_.head_reads;
-      const uint32_t head = load_acquire(&regs_->tdh);
+      const uint32_t head = load_acquire(regs_.tdh);
       while (next_to_clean_ != head) {
         release(next_to_clean_);
         ++n;
@@ -84,7 +84,7 @@ class TxRing {
     next_to_clean_ = (i + 1) & mask();
   }
   GPUNFV_HD void write_tail() {
-    store_release(&regs_->tdt, next_to_use_);
+    store_release(regs_.tdt, next_to_use_);
     ++counters_.tail_writes;
     unannounced_ = 0;
   }
@@ -92,7 +92,7 @@ class TxRing {
   const RingSetView& v_;
   TxDesc* desc_;
   uint32_t* sw_;
-  NicRegisters* regs_;
+  QueueRegisters regs_;
   TxCounters& counters_;
   RingDone& done_;
   SlotPool pool_;

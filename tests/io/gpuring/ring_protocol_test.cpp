@@ -29,10 +29,18 @@ void nic_writes_back(const RingSetView& v, uint32_t i, uint16_t len) {
   v.rx_desc[i].qword[1] = rx_upper(kRxStatusDD | kRxStatusEOP, len, 0);
 }
 
+TEST(GpuRingProtocol, RegistersAtTheir82599Offsets) {
+  RingSet rs(params(16, 4, 1'000'000'000), Placement::host);
+  const QueueRegisters q3 = queue_registers(rs.view().bar, 3);
+  EXPECT_EQ(reinterpret_cast<uint8_t*>(q3.rdt) - rs.view().bar, 0x010D8);  // RDT[3]
+  EXPECT_EQ(reinterpret_cast<uint8_t*>(q3.tdh) - rs.view().bar, 0x060D0);  // TDH[3]
+  EXPECT_EQ(*rs.host_regs(0).rdt, 15u);
+}
+
 TEST(GpuRingProtocol, InitialStateArmsEveryDescriptor) {
   RingSet rs(params(16, 4, 1'000'000'000), Placement::host);
   const RingSetView& v = rs.view();
-  EXPECT_EQ(rs.host_regs()[0].rdt, 15u);  // one descriptor held back: RDT == RDH means none
+  EXPECT_EQ(*rs.host_regs(0).rdt, 15u);  // one descriptor held back: RDT == RDH means none
   for (uint32_t i = 0; i < 16; ++i) {
     EXPECT_EQ(v.rx_desc[i].read.pkt_addr, v.slot_bus(i));
     EXPECT_EQ(v.rx_desc[i].read.hdr_addr, 0u);
@@ -54,10 +62,10 @@ TEST(GpuRingProtocol, RxTailWrittenAfterBatchOfPackets) {
     ASSERT_EQ(rx.poll(pkt), RxRing::Poll::packet);
     EXPECT_EQ(pkt.slot, i);
     EXPECT_EQ(pkt.length, 60 + i);
-    EXPECT_EQ(rs.host_regs()[0].rdt, 15u) << "tail written before the batch was full";
+    EXPECT_EQ(*rs.host_regs(0).rdt, 15u) << "tail written before the batch was full";
   }
   ASSERT_EQ(rx.poll(pkt), RxRing::Poll::packet);
-  EXPECT_EQ(rs.host_regs()[0].rdt, 3u);  // next_to_clean 4, minus the held-back one
+  EXPECT_EQ(*rs.host_regs(0).rdt, 3u);  // next_to_clean 4, minus the held-back one
   // Re-armed with fresh slots from the pool, DD cleared.
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_EQ(v.rx_desc[i].read.hdr_addr, 0u);
@@ -67,9 +75,9 @@ TEST(GpuRingProtocol, RxTailWrittenAfterBatchOfPackets) {
   ASSERT_EQ(rx.poll(pkt), RxRing::Poll::packet);
   ASSERT_EQ(rx.poll(pkt), RxRing::Poll::packet);
   rx.flush_tail(false);
-  EXPECT_EQ(rs.host_regs()[0].rdt, 3u);
+  EXPECT_EQ(*rs.host_regs(0).rdt, 3u);
   rx.flush_tail(true);
-  EXPECT_EQ(rs.host_regs()[0].rdt, 5u);
+  EXPECT_EQ(*rs.host_regs(0).rdt, 5u);
   EXPECT_EQ(v.rx_counters[0].tail_writes, 2u);
 }
 
@@ -80,9 +88,9 @@ TEST(GpuRingProtocol, RxTailWrittenOnTimeout) {
   RxPacket pkt;
   nic_writes_back(v, 0, 64);
   ASSERT_EQ(rx.poll(pkt), RxRing::Poll::packet);
-  EXPECT_EQ(rs.host_regs()[0].rdt, 15u);
+  EXPECT_EQ(*rs.host_regs(0).rdt, 15u);
   rx.flush_tail(false);
-  EXPECT_EQ(rs.host_regs()[0].rdt, 0u);
+  EXPECT_EQ(*rs.host_regs(0).rdt, 0u);
 }
 
 TEST(GpuRingProtocol, RxWaitsForASlotWhenThePoolIsEmpty) {
@@ -115,11 +123,11 @@ TEST(GpuRingProtocol, TxWriteBackModeReusesDescriptorsOnlyAfterDD) {
   TxRing tx(v, 0);
   queue_packets(v, 8, 3, 100);
   EXPECT_EQ(tx.post(), 3u);
-  EXPECT_EQ(rs.host_regs()[0].tdt, 2u);  // batch of 2 announced, the third waits
+  EXPECT_EQ(*rs.host_regs(0).tdt, 2u);  // batch of 2 announced, the third waits
   EXPECT_EQ(v.tx_desc[0].read.cmd_type_len, tx_cmd_type_len(100, true));
   EXPECT_EQ(v.tx_desc[0].read.olinfo_status, 100u << kTxPaylenShift);
   EXPECT_EQ(v.slot_of_bus(v.tx_desc[2].read.buffer_addr), 10u);
-  rs.host_regs()[0].tdh = 2;  // the head alone does not complete anything in this mode
+  *rs.host_regs(0).tdh = 2;  // the head alone does not complete anything in this mode
   EXPECT_EQ(tx.reclaim(), 0u);
   v.tx_desc[0].wb.status = kTxStatusDD;
   EXPECT_EQ(tx.reclaim(), 1u);
@@ -134,10 +142,10 @@ TEST(GpuRingProtocol, TxHeadModeReadsTheHeadRegister) {
   queue_packets(v, 8, 3, 100);
   EXPECT_EQ(tx.post(), 3u);
   EXPECT_EQ(v.tx_desc[0].read.cmd_type_len & kTxDcmdRS, 0u);  // no write-back asked
-  EXPECT_EQ(rs.host_regs()[0].tdt, 3u);
+  EXPECT_EQ(*rs.host_regs(0).tdt, 3u);
   v.tx_desc[0].wb.status = kTxStatusDD;  // ignored in this mode
   EXPECT_EQ(tx.reclaim(), 0u);
-  rs.host_regs()[0].tdh = 2;
+  *rs.host_regs(0).tdh = 2;
   EXPECT_EQ(tx.reclaim(), 2u);
   EXPECT_EQ(v.tx_counters[0].head_reads, 2u);
 }
@@ -152,7 +160,7 @@ TEST(GpuRingProtocol, TxNeverOverrunsTheRing) {
   for (uint32_t i = 0; i < 3; ++i) v.tx_desc[i].wb.status = kTxStatusDD;
   EXPECT_EQ(tx.reclaim(), 3u);
   EXPECT_EQ(tx.post(), 3u);
-  EXPECT_EQ(rs.host_regs()[0].tdt, 2u);  // wrapped: descriptors 7, 0, 1 posted
+  EXPECT_EQ(*rs.host_regs(0).tdt, 2u);  // wrapped: descriptors 7, 0, 1 posted
 }
 
 TEST(GpuRingProtocol, AuditFindsALostSlot) {
