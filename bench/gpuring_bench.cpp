@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   uint64_t packets = 200000;
   double max_case_s = 1.0;
   std::string nf = "pass", json_path, routes = "data/router/bart_ipv4_random5000.txt";
-  bool quick = false;
+  bool quick = false, host = false;
   app.add_option("--rings", rings, "ring pairs per case")->delimiter(',');
   app.add_option("--sizes", sizes, "frame sizes (bytes)")->delimiter(',');
   app.add_option("--loads", loads, "offered load, fraction of the copy engine's rate (0: unpaced)")->delimiter(',');
@@ -69,22 +69,28 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write all rows as JSON");
   app.add_option("--routes", routes, "prefix file of the router NF (--nf router)");
   app.add_flag("--quick", quick, "rings 1,4; sizes 64,1500; loads 0.5,0");
+  app.add_flag("--host", host, "run the loops on CPU threads over host memory (checks the benchmark without a GPU)");
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     rings = {1, 4};
     sizes = {64, 1500};
     loads = {0.5, 0};
   }
-  if (!cuda_device_available()) {
+  if (!host && !cuda_device_available()) {
     fmt::print(stderr, "gpuring_bench: no CUDA device; the ring port's CPU variant is tested by gpunfv_tests\n");
     return 0;
   }
 
   Env env;
+  env.host = host;
+  if (host && nf != "pass") {
+    fmt::print(stderr, "gpuring_bench: --host runs the pass-through NF only\n");
+    return 2;
+  }
   std::unique_ptr<Router> router;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint16_t> next_hop_ports;
-  if (nf == "router") {
+  if (nf == "router" && !host) {
     const std::string yaml = "{name: r1, type: router, routes: {file: " + routes + ", spread: [out]}}";
     router = Router::from_config(ConfigNode(YAML::Load(yaml), "gpuring_bench"),
                                  [](const std::string&) { return std::optional<uint16_t>(0); });
@@ -109,12 +115,13 @@ int main(int argc, char** argv) {
     return rate > 0 ? std::min<uint64_t>(packets, uint64_t(rate * max_case_s)) : packets;
   };
 
-  fmt::print("# gpuring_bench: NF {}, NIC emulated (copy engine), ring_size 512, slots 2048 B\n\n", nf);
+  fmt::print("# gpuring_bench: NF {}, NIC emulated ({}), ring_size 512, slots 2048 B, loops on {}\n\n", nf,
+             host ? "memcpy" : "copy engine", host ? "CPU threads (--host)" : "the GPU");
   fmt::print("## Copy engine alone (the emulator's DMA work per frame, no GPU side)\n\n");
   fmt::print("| size | copy-engine Mpps |\n|---|---|\n");
   std::map<uint32_t, double> ce;
   for (uint32_t size : sizes) {
-    ce[size] = copy_engine_pps(size, 32, std::min<uint64_t>(packets, 200000));
+    ce[size] = copy_engine_pps(size, 32, std::min<uint64_t>(packets, 200000), host);
     fmt::print("| {} | {:.3f} |\n", size, ce[size] / 1e6);
   }
 
@@ -161,6 +168,7 @@ int main(int argc, char** argv) {
     c.rate_pps = 0.5 * ce[size];
     c.packets = packets_for(c.rate_pps);
     emit(run_ring_case(c, env));
+    if (host) continue;
     Case s = c;
     s.path = "staged";
     emit(run_staged_case(s, env));

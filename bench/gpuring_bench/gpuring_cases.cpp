@@ -81,10 +81,13 @@ Result run_ring_case(const Case& c, const Env& env) {
   gr::NicEmulatorConfig nic;
   nic.rate_pps = c.rate_pps;
   nic.max_latency_samples = c.packets;
-  gr::RingSession s(c.rings, gr::Placement::device, *gen, &sink, nic);
+  gr::RingSession s(c.rings, env.host ? gr::Placement::host : gr::Placement::device, *gen, &sink, nic);
   const double cpu0 = process_cpu_seconds();
   const uint64_t t0 = monotonic_ns();
-  s.start_gpu(0, env.hook);
+  if (env.host)
+    s.start_host(0, gr::PassThroughView{}, gr::PassThrough{});
+  else
+    s.start_gpu(0, env.hook);
   gr::RingRunReport rep = s.finish(60);
   const double wall = double(monotonic_ns() - t0) / 1e9;
   const double cpu = process_cpu_seconds() - cpu0;
@@ -156,23 +159,23 @@ Result run_staged_case(const Case& c, const Env& env) {
   return r;
 }
 
-double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets) {
+double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host) {
   gr::RingParams p;
   p.rings = 1;
   p.ring_size = 1024;
-  gr::RingSet rings(p, gr::Placement::device);
-  auto dma = gr::make_cuda_dma_engine(true);
+  gr::RingSet rings(p, host ? gr::Placement::host : gr::Placement::device);
+  auto dma = host ? gr::make_host_dma_engine() : gr::make_cuda_dma_engine(true);
   const gr::RingSetView& v = rings.view();
   Batch frames(burst, p.slot_bytes, MemoryKind::host_pinned);
   auto* desc = static_cast<gr::RxDesc*>(dma->alloc_staging(sizeof(gr::RxDesc) * burst));
-  std::vector<void*> dst(burst), host(burst);
+  std::vector<void*> dst(burst), host_dst(burst);
   std::vector<const void*> src(burst), dev(burst);
   std::vector<size_t> sizes(burst, size);
   for (uint32_t i = 0; i < burst; ++i) {
     dst[i] = v.slot_ptr(i);
     dev[i] = v.slot_ptr(i);
     src[i] = frames.base() + frames.layout().off_data + size_t(i) * p.slot_bytes;
-    host[i] = const_cast<void*>(src[i]);
+    host_dst[i] = const_cast<void*>(src[i]);
   }
   const uint64_t t0 = monotonic_ns();
   uint64_t moved = 0;
@@ -181,7 +184,7 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets) {
     dma->write_descriptors(v.rx_desc + d, desc, burst);           // rx write-back
     dma->wait();
     dma->read(desc, v.tx_desc + d, sizeof(gr::TxDesc) * burst);  // tx descriptor fetch
-    dma->read_gather(host, dev, sizes);                           // tx: frames out
+    dma->read_gather(host_dst, dev, sizes);                          // tx: frames out
     dma->write_descriptors(v.tx_desc + d, desc, burst);           // tx DD write-back
     dma->wait();
   }

@@ -35,6 +35,9 @@ struct Result {
 };
 
 struct Env {
+  // Host placement: the same loops on CPU threads over host memory (pass-through NF), the
+  // emulator's copies by memcpy. For checking the benchmark without a GPU; no staged path.
+  bool host = false;
   ::gpunfv::gpuring::NfHook hook;
   PortContext ctx;               // for the generator's dst_from
   std::string generator_extra;   // e.g. "dst_from: r1"
@@ -44,7 +47,7 @@ Result run_ring_case(const Case& c, const Env& env);
 Result run_staged_case(const Case& c, const Env& env);
 // Packets per second the emulator's copy engine moves for frames of `size` bytes (rx copy in,
 // descriptor write-back, tx descriptor read, copy out, DD write-back), with no GPU side.
-double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets);
+double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host = false);
 
 // Latency statistics of samples (ns).
 void latency_stats(std::vector<uint32_t>& samples, Result& r);

@@ -75,7 +75,7 @@ template <typename View, typename Fn>
 GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_id, const View& nf,
                             Fn fn) {
   RxRing rx(v, ring);
-  const SpscQueue<uint64_t> to_tx = to_tx_queue(v, ring);
+  SpscQueue<uint64_t> to_tx = to_tx_queue(v, ring);
   uint32_t idle = 0;
   for (;;) {
     RxPacket pkt;
@@ -93,7 +93,7 @@ GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_i
     }
     rx.flush_tail(false);
     // Stop is honoured only with the ring empty: the NIC delivered everything before it.
-    if (got == RxRing::Poll::empty && ++idle % kFlagEvery == 0 && load_acquire(&v.flags->stop)) break;
+    if (got == RxRing::Poll::empty && ++idle % kFlagEvery == 0 && load_acquire_sys(&v.flags->stop)) break;
     ring_idle();
   }
   rx.finish();
@@ -107,7 +107,7 @@ GPUNFV_HD inline void tx_ring_loop(const RingSetView& v, uint32_t ring) {
     const uint32_t posted = tx.post();
     tx.flush_tail(false);
     if (posted || freed) continue;
-    if (++idle % kFlagEvery == 0 && load_acquire(&v.done[ring].rx) && tx.queue_empty()) {
+    if (++idle % kFlagEvery == 0 && load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
       tx.flush_tail(true);
       if (tx.outstanding() == 0) break;
     }

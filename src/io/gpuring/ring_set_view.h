@@ -102,28 +102,44 @@ struct RingSetView {
 static_assert(std::is_trivially_copyable_v<RingSetView>);
 
 // SPSC queue over one ring pair's slice of a queue array. Producer and consumer are each one
-// thread; the capacity is a power of two and indices run freely (wrapping at 2^32).
+// thread with its own SpscQueue object (an object is used for push or for pop, not both); the
+// capacity is a power of two and indices run freely (wrapping at 2^32). Each side keeps its own
+// index in a register and re-reads the other's only when the queue looks full (or empty).
 template <typename T>
-struct SpscQueue {
-  T* entries;
-  SpscIndex* idx;
-  uint32_t mask;
+class SpscQueue {
+ public:
+  GPUNFV_HD SpscQueue(T* entries, SpscIndex* idx, uint32_t mask)
+      : entries_(entries), idx_(idx), mask_(mask), tail_(idx->tail), head_(idx->head) {}
 
-  GPUNFV_HD bool push(T v) const {
-    const uint32_t tail = idx->tail;  // only the producer writes it
-    if (tail - load_acquire(&idx->head) > mask) return false;
-    entries[tail & mask] = v;
-    store_release(&idx->tail, tail + 1);
+  GPUNFV_HD bool push(T v) {
+    if (tail_ - head_ > mask_) {
+      head_ = load_acquire(&idx_->head);
+      if (tail_ - head_ > mask_) return false;
+    }
+    entries_[tail_ & mask_] = v;
+    store_release(&idx_->tail, ++tail_);
     return true;
   }
-  GPUNFV_HD bool pop(T& v) const {
-    const uint32_t head = idx->head;  // only the consumer writes it
-    if (load_acquire(&idx->tail) == head) return false;
-    v = entries[head & mask];
-    store_release(&idx->head, head + 1);
+  GPUNFV_HD bool pop(T& v) {
+    if (tail_ == head_) {
+      tail_ = load_acquire(&idx_->tail);
+      if (tail_ == head_) return false;
+    }
+    v = entries_[head_ & mask_];
+    store_release(&idx_->head, ++head_);
     return true;
   }
-  GPUNFV_HD uint32_t size() const { return load_acquire(&idx->tail) - load_acquire(&idx->head); }
+  // Consumer side: nothing queued.
+  GPUNFV_HD bool empty() {
+    tail_ = load_acquire(&idx_->tail);
+    return tail_ == head_;
+  }
+
+ private:
+  T* entries_;
+  SpscIndex* idx_;
+  uint32_t mask_;
+  uint32_t tail_, head_;
 };
 
 GPUNFV_HD inline SpscQueue<uint64_t> to_tx_queue(const RingSetView& v, uint32_t r) {

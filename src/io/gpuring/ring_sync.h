@@ -1,7 +1,12 @@
 // The few memory operations the ring protocol needs, for both sides of the descriptor rings:
 // on the GPU (device memory, the mapped "BAR" word in host memory) and on the CPU (host memory,
 // where threads play the kernel blocks in tests). Release stores publish everything written
-// before them to the NIC (or the emulator); acquire loads see what the NIC wrote before its flag.
+// before them; acquire loads order everything read after them. Two scopes on the GPU:
+//   - device (load_acquire, store_release): data in device memory, written by other blocks or
+//     by the copy engine (DD write-backs, queue indices): a GPU-scope fence suffices;
+//   - system (..._sys): words in host memory (the BAR, run flags), and the tail writes that
+//     must reach the NIC only after the descriptors they announce: a system-scope fence, which
+//     costs a PCIe round trip, so the hot path avoids it.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +24,7 @@ template <typename T>
 GPUNFV_HD GPUNFV_FORCEINLINE T load_acquire(const T* p) {
 #if defined(__CUDA_ARCH__)
   T v = *static_cast<const volatile T*>(p);
-  __threadfence_system();  // later reads (packet bytes, descriptor fields) are not hoisted above
+  __threadfence();  // later reads (packet bytes, descriptor fields) are not hoisted above
   return v;
 #else
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -29,12 +34,47 @@ GPUNFV_HD GPUNFV_FORCEINLINE T load_acquire(const T* p) {
 template <typename T>
 GPUNFV_HD GPUNFV_FORCEINLINE void store_release(T* p, T v) {
 #if defined(__CUDA_ARCH__)
-  __threadfence_system();  // descriptor and packet writes reach memory before the flag or tail
+  __threadfence();
   *static_cast<volatile T*>(p) = v;
 #else
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 #endif
 }
+
+template <typename T>
+GPUNFV_HD GPUNFV_FORCEINLINE T load_acquire_sys(const T* p) {
+#if defined(__CUDA_ARCH__)
+  T v = *static_cast<const volatile T*>(p);
+  __threadfence_system();
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+template <typename T>
+GPUNFV_HD GPUNFV_FORCEINLINE void store_release_sys(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  __threadfence_system();  // descriptor writes reach memory the NIC reads before the tail does
+  *static_cast<volatile T*>(p) = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+// A counter or index that only one thread writes: kept in a register and stored on each change,
+// never read back, so the hot path pays a store instead of a round trip to memory.
+template <typename T>
+struct OwnedWord {
+  T* at;
+  T value;
+  GPUNFV_HD explicit OwnedWord(T* p) : at(p), value(*p) {}
+  GPUNFV_HD void add(T n = 1) { set(value + n); }
+  GPUNFV_HD void set(T v) {
+    value = v;
+    *at = v;
+  }
+};
 
 // A load that the compiler must repeat (polling) but that orders nothing.
 template <typename T>

@@ -25,7 +25,9 @@ class RxRing {
   GPUNFV_HD RxRing(const RingSetView& v, uint32_t ring)
       : v_(v), ring_(ring), desc_(v.rx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.rx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
-        counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring) {}
+        counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring),
+        packets_(&counters_.packets), bytes_(&counters_.bytes), passed_(&counters_.passed),
+        alloc_waits_(&counters_.alloc_waits), tail_writes_(&counters_.tail_writes) {}
 
   enum class Poll { packet, empty, no_slot };
 
@@ -36,7 +38,7 @@ class RxRing {
     if (!(rx_upper_status(upper) & kRxStatusDD)) return Poll::empty;
     uint32_t fresh;
     if (!pool_.alloc(fresh)) {
-      ++counters_.alloc_waits;
+      alloc_waits_.add();
       return Poll::no_slot;
     }
     pkt.slot = sw_[next_to_clean_];
@@ -47,8 +49,8 @@ class RxRing {
     d->read.hdr_addr = 0;
     sw_[next_to_clean_] = fresh;
     next_to_clean_ = (next_to_clean_ + 1) & (v_.p.ring_size - 1);
-    ++counters_.packets;
-    counters_.bytes += pkt.length;
+    packets_.add();
+    bytes_.add(pkt.length);
     if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
     if (unannounced_ >= v_.p.tail_batch) write_tail();
     return Poll::packet;
@@ -59,7 +61,7 @@ class RxRing {
     ++counters_.drops[static_cast<int>(why)];
     pool_.free_by_drop(pkt.slot);
   }
-  GPUNFV_HD void passed() { ++counters_.passed; }
+  GPUNFV_HD void passed() { passed_.add(); }
 
   // Writes RDT if re-armed descriptors have waited tail_timeout_ns (or `force`).
   GPUNFV_HD void flush_tail(bool force) {
@@ -69,15 +71,15 @@ class RxRing {
 
   GPUNFV_HD void finish() {
     flush_tail(true);
-    store_release(&done_.rx, 1u);
+    store_release_sys(&done_.rx, 1u);
   }
 
  private:
   GPUNFV_HD void write_tail() {
     // The descriptor before next_to_clean stays with the driver: RDT == RDH means "no
     // descriptors for the NIC", never "all of them".
-    store_release(regs_.rdt, (next_to_clean_ + v_.p.ring_size - 1) & (v_.p.ring_size - 1));
-    ++counters_.tail_writes;
+    store_release_sys(regs_.rdt, (next_to_clean_ + v_.p.ring_size - 1) & (v_.p.ring_size - 1));
+    tail_writes_.add();
     unannounced_ = 0;
   }
 
@@ -89,6 +91,7 @@ class RxRing {
   RxCounters& counters_;
   RingDone& done_;
   SlotPool pool_;
+  OwnedWord<uint64_t> packets_, bytes_, passed_, alloc_waits_, tail_writes_;
   uint32_t next_to_clean_ = 0;
   uint32_t unannounced_ = 0;
   uint64_t first_unannounced_ns_ = 0;

@@ -13,37 +13,43 @@ namespace gpunfv::gpuring {
 
 class SlotPool {
  public:
+  // Each side (rx, tx) builds its own SlotPool and calls only its own methods.
   GPUNFV_HD SlotPool(const RingSetView& v, uint32_t ring)
-      : q_(v.queues[ring]),
-        freed_(freed_queue(v, ring)),
-        stash_(v.stash + uint64_t(ring) * v.p.slots_per_ring) {}
+      : freed_(freed_queue(v, ring)),
+        stash_(v.stash + uint64_t(ring) * v.p.slots_per_ring),
+        stash_count_(&v.queues[ring].stash_count),
+        allocated_(&v.queues[ring].allocated),
+        freed_by_drop_(&v.queues[ring].freed_by_drop),
+        freed_by_tx_(&v.queues[ring].freed_by_tx) {}
 
   // rx side. False when every slot of the ring is armed, queued or on the wire.
   GPUNFV_HD bool alloc(uint32_t& slot) {
-    if (q_.stash_count > 0) {
-      slot = stash_[--q_.stash_count];
+    if (stash_count_.value > 0) {
+      slot = stash_[stash_count_.value - 1];
+      stash_count_.add(uint32_t(-1));
     } else if (!freed_.pop(slot)) {
       return false;
     }
-    ++q_.allocated;
+    allocated_.add();
     return true;
   }
   // rx side: a packet its NF dropped.
   GPUNFV_HD void free_by_drop(uint32_t slot) {
-    stash_[q_.stash_count++] = slot;
-    ++q_.freed_by_drop;
+    stash_[stash_count_.value] = slot;
+    stash_count_.add();
+    freed_by_drop_.add();
   }
   // tx side: a packet the NIC has sent. The queue holds every slot of the ring, so never full.
   GPUNFV_HD void free_by_tx(uint32_t slot) {
     freed_.push(slot);
-    // Written only by tx; read by the host after exit.
-    ++q_.freed_by_tx;
+    freed_by_tx_.add();
   }
 
  private:
-  RingQueues& q_;
   SpscQueue<uint32_t> freed_;
   uint32_t* stash_;
+  OwnedWord<uint32_t> stash_count_;
+  OwnedWord<uint64_t> allocated_, freed_by_drop_, freed_by_tx_;
 };
 
 }  // namespace gpunfv::gpuring

@@ -21,7 +21,9 @@ class TxRing {
       : v_(v), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
         counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring),
-        queue_(to_tx_queue(v, ring)) {}
+        queue_(to_tx_queue(v, ring)), posted_(&counters_.posted), completed_(&counters_.completed),
+        tail_writes_(&counters_.tail_writes), head_reads_(&counters_.head_reads),
+        dd_polls_(&counters_.dd_polls) {}
 
   GPUNFV_HD uint32_t outstanding() const { return (next_to_use_ - next_to_clean_) & mask(); }
 
@@ -31,14 +33,14 @@ class TxRing {
     uint32_t n = 0;
     if (v_.p.tx_writeback) {
       while (next_to_clean_ != next_to_use_) {
-        ++counters_.dd_polls;
+        dd_polls_.add();
         if (!tx_upper_done(load_acquire(&desc_[next_to_clean_].qword[1]))) break;
         release(next_to_clean_);
         ++n;
       }
     } else {
-      ++counters_.head_reads;
-      const uint32_t head = load_acquire(regs_.tdh);
+      head_reads_.add();
+      const uint32_t head = load_acquire_sys(regs_.tdh);
       while (next_to_clean_ != head) {
         release(next_to_clean_);
         ++n;
@@ -60,7 +62,7 @@ class TxRing {
       d->read.olinfo_status = len << kTxPaylenShift;  // also clears a stale DD
       sw_[next_to_use_] = slot;
       next_to_use_ = (next_to_use_ + 1) & mask();
-      ++counters_.posted;
+      posted_.add();
       if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
       if (unannounced_ >= v_.p.tail_batch) write_tail();
       ++n;
@@ -73,19 +75,19 @@ class TxRing {
     if (force || ring_now_ns() - first_unannounced_ns_ >= v_.p.tail_timeout_ns) write_tail();
   }
 
-  GPUNFV_HD bool queue_empty() const { return queue_.size() == 0; }
-  GPUNFV_HD void finish() { store_release(&done_.tx, 1u); }
+  GPUNFV_HD bool queue_empty() { return queue_.empty(); }
+  GPUNFV_HD void finish() { store_release_sys(&done_.tx, 1u); }
 
  private:
   GPUNFV_HD uint32_t mask() const { return v_.p.ring_size - 1; }
   GPUNFV_HD void release(uint32_t i) {
     pool_.free_by_tx(sw_[i]);
-    ++counters_.completed;
+    completed_.add();
     next_to_clean_ = (i + 1) & mask();
   }
   GPUNFV_HD void write_tail() {
-    store_release(regs_.tdt, next_to_use_);
-    ++counters_.tail_writes;
+    store_release_sys(regs_.tdt, next_to_use_);
+    tail_writes_.add();
     unannounced_ = 0;
   }
 
@@ -97,6 +99,7 @@ class TxRing {
   RingDone& done_;
   SlotPool pool_;
   SpscQueue<uint64_t> queue_;
+  OwnedWord<uint64_t> posted_, completed_, tail_writes_, head_reads_, dd_polls_;
   uint32_t next_to_use_ = 0;
   uint32_t next_to_clean_ = 0;
   uint32_t unannounced_ = 0;

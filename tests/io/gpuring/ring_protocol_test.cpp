@@ -113,7 +113,7 @@ TEST(GpuRingProtocol, RxWaitsForASlotWhenThePoolIsEmpty) {
 }
 
 void queue_packets(const RingSetView& v, uint32_t first_slot, uint32_t n, uint32_t len) {
-  const auto q = to_tx_queue(v, 0);
+  auto q = to_tx_queue(v, 0);
   for (uint32_t i = 0; i < n; ++i) ASSERT_TRUE(q.push(uint64_t(first_slot + i) | (uint64_t(len) << 32)));
 }
 
