@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "core/clock.h"
@@ -57,14 +58,23 @@ RingSession::RingSession(const RingParams& params, Placement where, Port& source
 
 RingSession::~RingSession() {
   // Loops first (they stop on the flag; the emulator must still run to drain tx), then the NIC.
+  bool kernels_exited = true;
   if (host_runner_ || gpu_runner_) {
     rings_->request_stop();
-    if (gpu_runner_) gpu_runner_->wait(5.0);
+    if (gpu_runner_) kernels_exited = gpu_runner_->wait(5.0);
     host_runner_.reset();
   }
   try {
     nic_->join();
   } catch (...) {
+  }
+  if (!kernels_exited) {
+    // Freeing memory that running kernels use would block in cudaFree for ever: leave it (and
+    // the runner) to the process's exit, and say so.
+    std::fprintf(stderr, "gpuring: ring kernels did not exit; their memory is left allocated\n");
+    (void)gpu_runner_.release();
+    (void)rings_.release();
+    return;
   }
   gpu_runner_.reset();
 }
