@@ -109,7 +109,8 @@ template <typename T>
 class SpscQueue {
  public:
   GPUNFV_HD SpscQueue(T* entries, SpscIndex* idx, uint32_t mask)
-      : entries_(entries), idx_(idx), mask_(mask), tail_(idx->tail), head_(idx->head) {}
+      : entries_(entries), idx_(idx), mask_(mask), tail_(load_acquire(&idx->tail)),
+        head_(load_acquire(&idx->head)) {}
 
   GPUNFV_HD bool push(T v) {
     if (tail_ - head_ > mask_) {

@@ -69,6 +69,8 @@ struct OwnedWord {
   T* at;
   T value;
   GPUNFV_HD explicit OwnedWord(T* p) : at(p), value(*p) {}
+  // For a side that never writes this word: nothing is read (the owner may be writing it).
+  GPUNFV_HD OwnedWord(T* p, bool owner) : at(p), value(owner ? *p : T(0)) {}
   GPUNFV_HD void add(T n = 1) { set(value + n); }
   GPUNFV_HD void set(T v) {
     value = v;

@@ -25,7 +25,7 @@ class RxRing {
   GPUNFV_HD RxRing(const RingSetView& v, uint32_t ring)
       : v_(v), ring_(ring), desc_(v.rx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.rx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
-        counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring),
+        counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::rx),
         packets_(&counters_.packets), bytes_(&counters_.bytes), passed_(&counters_.passed),
         alloc_waits_(&counters_.alloc_waits), tail_writes_(&counters_.tail_writes) {}
 

@@ -13,14 +13,16 @@ namespace gpunfv::gpuring {
 
 class SlotPool {
  public:
-  // Each side (rx, tx) builds its own SlotPool and calls only its own methods.
-  GPUNFV_HD SlotPool(const RingSetView& v, uint32_t ring)
+  enum class Side { rx, tx };
+  // Each side builds its own SlotPool and calls only its own methods (alloc, free_by_drop: rx;
+  // free_by_tx: tx).
+  GPUNFV_HD SlotPool(const RingSetView& v, uint32_t ring, Side side)
       : freed_(freed_queue(v, ring)),
         stash_(v.stash + uint64_t(ring) * v.p.slots_per_ring),
-        stash_count_(&v.queues[ring].stash_count),
-        allocated_(&v.queues[ring].allocated),
-        freed_by_drop_(&v.queues[ring].freed_by_drop),
-        freed_by_tx_(&v.queues[ring].freed_by_tx) {}
+        stash_count_(&v.queues[ring].stash_count, side == Side::rx),
+        allocated_(&v.queues[ring].allocated, side == Side::rx),
+        freed_by_drop_(&v.queues[ring].freed_by_drop, side == Side::rx),
+        freed_by_tx_(&v.queues[ring].freed_by_tx, side == Side::tx) {}
 
   // rx side. False when every slot of the ring is armed, queued or on the wire.
   GPUNFV_HD bool alloc(uint32_t& slot) {

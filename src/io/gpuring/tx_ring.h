@@ -20,7 +20,7 @@ class TxRing {
   GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
       : v_(v), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
-        counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring),
+        counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::tx),
         queue_(to_tx_queue(v, ring)), posted_(&counters_.posted), completed_(&counters_.completed),
         tail_writes_(&counters_.tail_writes), head_reads_(&counters_.head_reads),
         dd_polls_(&counters_.dd_polls) {}
