@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   app.add_option("--nf", nf, "NF run in the rx kernel: pass or router")->check(CLI::IsMember({"pass", "router"}));
   app.add_option("--json", json_path, "write all rows as JSON");
   app.add_option("--routes", routes, "prefix file of the router NF (--nf router)");
+  uint32_t staged_batch = 256;
+  double staged_timeout_us = 50;
+  app.add_option("--staged-batch", staged_batch, "staged path: packets per batch")->check(CLI::Range(1, 65536));
+  app.add_option("--staged-timeout-us", staged_timeout_us, "staged path: send a partial batch after this wait");
   app.add_flag("--quick", quick, "rings 1,4; sizes 64,1500; loads 0.5,0");
   app.add_flag("--host", host, "run the loops on CPU threads over host memory (checks the benchmark without a GPU)");
   CLI11_PARSE(app, argc, argv);
@@ -171,6 +175,8 @@ int main(int argc, char** argv) {
     if (host) continue;
     Case s = c;
     s.path = "staged";
+    s.staged_batch = staged_batch;
+    s.staged_timeout_ns = uint64_t(staged_timeout_us * 1e3);
     emit(run_staged_case(s, env));
   }
 
