@@ -54,6 +54,7 @@ nlohmann::json Result::json() const {
           {"reordered", reordered},
           {"reordered_in_ring", reordered_in_ring},
           {"mpps", mpps},
+          {"copy_engine_mpps", c.copy_engine_pps / 1e6},
           {"latency_mean_ns", lat_mean_ns},
           {"latency_std_ns", lat_std_ns},
           {"latency_p99_ns", lat_p99_ns},

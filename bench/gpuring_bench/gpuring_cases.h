@@ -20,6 +20,7 @@ struct Case {
   uint32_t size = 64;
   double rate_pps = 0;  // 0: unpaced
   double load = 0;      // rate as a fraction of the copy engine's (0: unpaced)
+  double copy_engine_pps = 0;  // the emulator's copy engine alone, for this size (the peer)
   uint64_t packets = 100000;
   uint32_t staged_batch = 256;
   uint64_t staged_timeout_ns = 50000;
