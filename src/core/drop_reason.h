@@ -34,7 +34,8 @@
   X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                   \
   X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")     \
   X(nf_queue_full, "the NF's input queue was full (a loss inside the chain)")         \
-  X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it")
+  X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it") \
+  X(nic_rx_ring_full, "NIC found no free rx descriptor (gpuring port)")
 
 namespace gpunfv {
 

@@ -2,6 +2,7 @@
 
 #include "io/generator_port.h"
 #include "io/discard_port.h"
+#include "io/gpuring/gpuring_port.h"
 #include "io/pcap_port.h"
 
 namespace gpunfv {
@@ -16,7 +17,8 @@ std::unique_ptr<Port> make_port(const ConfigNode& node, uint16_t id, const PortC
   if (type == "pcap") return std::make_unique<PcapPort>(node, id);
   if (type == "generator") return std::make_unique<GeneratorPort>(node, id, ctx);
   if (type == "discard" || type == "null") return DiscardPort::from_config(node, id);
-  type_node.fail("unknown port type '" + type + "' (known types: pcap, generator, discard)");
+  if (type == "gpuring") return std::make_unique<GpuRingPort>(node, id, ctx);
+  type_node.fail("unknown port type '" + type + "' (known types: pcap, generator, discard, gpuring)");
 }
 
 }  // namespace gpunfv

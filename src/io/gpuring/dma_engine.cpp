@@ -1,0 +1,127 @@
+#include "io/gpuring/dma_engine.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "io/gpuring/ring_sync.h"
+
+#if GPUNFV_HAVE_CUDA
+#include "gpu/cuda_check.h"
+#endif
+
+namespace gpunfv::gpuring {
+
+namespace {
+
+class HostDmaEngine final : public DmaEngine {
+ public:
+  void write_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                    std::span<const size_t> sizes) override {
+    for (size_t i = 0; i < dsts.size(); ++i) std::memcpy(dsts[i], srcs[i], sizes[i]);
+  }
+  void read_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                   std::span<const size_t> sizes) override {
+    write_gather(dsts, srcs, sizes);
+  }
+  void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
+    auto* dst = static_cast<uint64_t*>(ring_dst);
+    const auto* src = static_cast<const uint64_t*>(host_src);
+    for (size_t i = 0; i < count; ++i) {
+      __atomic_store_n(&dst[2 * i], src[2 * i], __ATOMIC_RELAXED);
+      store_release(&dst[2 * i + 1], src[2 * i + 1]);  // DD last: the poller acquires it
+    }
+  }
+  void read(void* host_dst, const void* ring_src, size_t bytes) override {
+    // Descriptors the driver published before a release store of a tail register, which the
+    // caller has load-acquired: plain reads see them.
+    std::memcpy(host_dst, ring_src, bytes);
+  }
+  void wait() override {}
+  const char* name() const override { return "memcpy"; }
+  void* alloc_staging(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void free_staging(void* p) override { std::free(p); }
+};
+
+#if GPUNFV_HAVE_CUDA
+class CudaDmaEngine final : public DmaEngine {
+ public:
+  explicit CudaDmaEngine(bool batched) : batched_(batched) {
+    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~CudaDmaEngine() override { cudaStreamDestroy(stream_); }
+
+  void write_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                    std::span<const size_t> sizes) override {
+    gather(dsts, srcs, sizes);
+  }
+  void read_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                   std::span<const size_t> sizes) override {
+    gather(dsts, srcs, sizes);
+  }
+  void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
+    // One copy; the copy engine writes each 16-byte descriptor no narrower than 8-byte aligned
+    // words, and the poller reads DD, length and VLAN in one 64-bit load.
+    GPUNFV_CUDA(cudaMemcpyAsync(ring_dst, host_src, count * 16, cudaMemcpyDefault, stream_));
+  }
+  void read(void* host_dst, const void* ring_src, size_t bytes) override {
+    GPUNFV_CUDA(cudaMemcpyAsync(host_dst, ring_src, bytes, cudaMemcpyDefault, stream_));
+    GPUNFV_CUDA(cudaStreamSynchronize(stream_));
+  }
+  void wait() override { GPUNFV_CUDA(cudaStreamSynchronize(stream_)); }
+  const char* name() const override {
+    return batched_ ? "cuda copy engine (cudaMemcpyBatchAsync)" : "cuda copy engine (cudaMemcpyAsync)";
+  }
+  void* alloc_staging(size_t bytes) override {
+    void* p = nullptr;
+    GPUNFV_CUDA(cudaMallocHost(&p, bytes));
+    return p;
+  }
+  void free_staging(void* p) override { cudaFreeHost(p); }
+
+ private:
+  void gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+              std::span<const size_t> sizes) {
+    if (dsts.empty()) return;
+    if (batched_ && dsts.size() > 1) {
+      cudaMemcpyAttributes attr{};
+      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+      attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+      size_t attr_index = 0;
+      const cudaError_t e =
+          cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(), &attr,
+                               &attr_index, 1, stream_);
+      if (e == cudaSuccess) return;
+      // Not supported on this driver/device: fall back to single copies from now on.
+      (void)cudaGetLastError();
+      batched_ = false;
+    }
+    for (size_t i = 0; i < dsts.size(); ++i)
+      GPUNFV_CUDA(cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream_));
+  }
+
+  cudaStream_t stream_ = nullptr;
+  bool batched_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<DmaEngine> make_host_dma_engine() { return std::make_unique<HostDmaEngine>(); }
+
+std::unique_ptr<DmaEngine> make_cuda_dma_engine(bool batched) {
+#if GPUNFV_HAVE_CUDA
+  return std::make_unique<CudaDmaEngine>(batched);
+#else
+  (void)batched;
+  throw std::runtime_error("gpuring: the CUDA copy engine needs a build with CUDA");
+#endif
+}
+
+}  // namespace gpunfv::gpuring

@@ -1,0 +1,30 @@
+// Configuration of a `type: gpuring` port (see gpuring_port.h for the YAML).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/config_node.h"
+#include "io/gpuring/ring_params.h"
+#include "io/gpuring/ring_set.h"
+
+namespace gpunfv::gpuring {
+
+struct GpuRingConfig {
+  RingParams rings;
+  Placement placement = Placement::device;
+  double rate_pps = 0;  // NIC emulator's offered rate; 0 = unpaced
+  std::string rate_text = "0";
+  bool batched_dma = true;
+  bool flow_control = false;
+  uint32_t burst = 32;
+  // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline.
+  std::string source_name, sink_name;
+  std::optional<ConfigNode> source_spec, sink_spec;
+
+  // Throws ConfigError naming the file:line of a bad key or value.
+  static GpuRingConfig parse(const ConfigNode& node);
+};
+
+}  // namespace gpunfv::gpuring

@@ -1,0 +1,119 @@
+// The persistent loops of one ring pair: what each rx and tx kernel block runs (one thread per
+// block), and what a CPU thread runs in tests. The NF hook is the framework's per-packet step:
+// classify the frame (parse, size check, flow hash), then the NF's __host__ __device__
+// function `Fn(const View&, PacketRef) -> DropReason` on the packet in its slot, in place. A
+// packet that passes goes to the tx side; a dropped one frees its slot, counted by reason.
+//
+// Stop protocol: the host sets flags->stop only after the NIC has delivered its last frame.
+// rx then empties its ring (nothing new arrives), announces its tail and sets rx done; tx posts
+// what is queued, announces its tail, waits until the NIC has sent every posted descriptor
+// and sets tx done. Every slot is then free or armed in an rx descriptor (see SlotAudit).
+#pragma once
+
+#include <cstdint>
+
+#include "chain/classify.h"
+#include "nf/run_per_packet.h"
+#include "io/gpuring/rx_ring.h"
+#include "io/gpuring/tx_ring.h"
+
+namespace gpunfv::gpuring {
+
+// Pass-through NF: forwards every well-formed packet unchanged.
+struct PassThroughView {};
+struct PassThrough {
+  GPUNFV_HD DropReason operator()(const PassThroughView&, PacketRef) const { return DropReason::none; }
+};
+
+// A batch of one packet over a slot, for the NF functions written against BatchView/PacketRef.
+struct OnePacket {
+  uint16_t len, port, out_port;
+  uint8_t next_nf, verdict;
+  PacketHeaders headers;
+  uint32_t flow_hash;
+  uint64_t seq, rx_ns, wire_ns;
+
+  GPUNFV_HD BatchView view(uint8_t* slot, uint32_t slot_bytes) {
+    BatchView b;
+    b.count = 1;
+    b.capacity = 1;
+    b.stride = slot_bytes;
+    b.data = IsoSpan<uint8_t>(slot, slot_bytes);
+    b.len = IsoSpan<uint16_t>(&len, 1);
+    b.port = IsoSpan<uint16_t>(&port, 1);
+    b.out_port = IsoSpan<uint16_t>(&out_port, 1);
+    b.next_nf = IsoSpan<uint8_t>(&next_nf, 1);
+    b.verdict = IsoSpan<uint8_t>(&verdict, 1);
+    b.headers = IsoSpan<PacketHeaders>(&headers, 1);
+    b.flow_hash = IsoSpan<uint32_t>(&flow_hash, 1);
+    b.seq = IsoSpan<uint64_t>(&seq, 1);
+    b.rx_ns = IsoSpan<uint64_t>(&rx_ns, 1);
+    b.wire_ns = IsoSpan<uint64_t>(&wire_ns, 1);
+    return b;
+  }
+};
+
+// Classify + NF on the packet in place. Returns its verdict; `len` may be changed by the NF.
+template <typename View, typename Fn>
+GPUNFV_HD DropReason run_nf_in_place(const RingSetView& v, uint32_t slot, uint32_t& len,
+                                     uint16_t port_id, const View& nf, Fn fn) {
+  OnePacket m{};
+  m.len = static_cast<uint16_t>(len);
+  m.port = port_id;
+  const BatchView b = m.view(v.slot_ptr(slot), v.p.slot_bytes);
+  classify_packet(b, 0);
+  step_packet(b, 0, 0, nf, fn);
+  len = m.len;
+  return static_cast<DropReason>(m.verdict);
+}
+
+// The stop flag and the rx done flag lie in host memory: on the GPU each read crosses PCIe, so
+// an idle poller reads them only every kFlagEvery idle rounds.
+inline constexpr uint32_t kFlagEvery = 32;
+
+template <typename View, typename Fn>
+GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_id, const View& nf,
+                            Fn fn) {
+  RxRing rx(v, ring);
+  SpscQueue<uint64_t> to_tx = to_tx_queue(v, ring);
+  uint32_t idle = 0;
+  for (;;) {
+    RxPacket pkt;
+    const RxRing::Poll got = rx.poll(pkt);
+    if (got == RxRing::Poll::packet) {
+      uint32_t len = pkt.length;
+      const DropReason why = run_nf_in_place(v, pkt.slot, len, port_id, nf, fn);
+      if (why == DropReason::none) {
+        rx.passed();
+        to_tx.push(uint64_t(pkt.slot) | (uint64_t(len) << 32));  // holds every slot: never full
+      } else {
+        rx.drop(pkt, why);
+      }
+      continue;
+    }
+    rx.flush_tail(false);
+    // Stop is honoured only with the ring empty: the NIC delivered everything before it.
+    if (got == RxRing::Poll::empty && ++idle % kFlagEvery == 0 && load_acquire_sys(&v.flags->stop)) break;
+    ring_idle();
+  }
+  rx.finish();
+}
+
+GPUNFV_HD inline void tx_ring_loop(const RingSetView& v, uint32_t ring) {
+  TxRing tx(v, ring);
+  uint32_t idle = 0;
+  for (;;) {
+    const uint32_t freed = tx.reclaim();
+    const uint32_t posted = tx.post();
+    tx.flush_tail(false);
+    if (posted || freed) continue;
+    if (++idle % kFlagEvery == 0 && load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
+      tx.flush_tail(true);
+      if (tx.outstanding() == 0) break;
+    }
+    ring_idle();
+  }
+  tx.finish();
+}
+
+}  // namespace gpunfv::gpuring

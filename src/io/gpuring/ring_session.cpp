@@ -1,0 +1,115 @@
+#include "io/gpuring/ring_session.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "core/clock.h"
+
+namespace gpunfv::gpuring {
+
+uint64_t RingRunReport::rx_packets() const {
+  uint64_t n = 0;
+  for (const RxCounters& c : rings.rx) n += c.packets;
+  return n;
+}
+uint64_t RingRunReport::nf_passed() const {
+  uint64_t n = 0;
+  for (const RxCounters& c : rings.rx) n += c.passed;
+  return n;
+}
+uint64_t RingRunReport::nf_drops(DropReason r) const {
+  uint64_t n = 0;
+  for (const RxCounters& c : rings.rx) n += c.drops[static_cast<int>(r)];
+  return n;
+}
+uint64_t RingRunReport::nf_drops() const {
+  uint64_t n = 0;
+  for (int r = 0; r < kDropReasonCount; ++r) n += nf_drops(static_cast<DropReason>(r));
+  return n;
+}
+
+std::string RingRunReport::accounting_errors() const {
+  std::string e;
+  auto check = [&](bool ok, const std::string& what) {
+    if (!ok) e += (e.empty() ? "" : "; ") + what;
+  };
+  check(drained, "loops did not drain");
+  check(nic.offered == nic.delivered + nic.drops_ring_full + nic.drops_oversize,
+        fmt::format("offered {} != delivered {} + ring_full {} + oversize {}", nic.offered,
+                    nic.delivered, nic.drops_ring_full, nic.drops_oversize));
+  check(nic.delivered == rx_packets(),
+        fmt::format("NIC delivered {} != rings received {}", nic.delivered, rx_packets()));
+  check(rx_packets() == nf_passed() + nf_drops(),
+        fmt::format("received {} != passed {} + dropped {}", rx_packets(), nf_passed(), nf_drops()));
+  check(nf_passed() == nic.tx_packets,
+        fmt::format("passed {} != sent by the NIC {}", nf_passed(), nic.tx_packets));
+  check(audit.ok(), "slot audit: " + audit.describe());
+  return e;
+}
+
+RingSession::RingSession(const RingParams& params, Placement where, Port& source, Port* sink,
+                         const NicEmulatorConfig& nic, bool batched_dma)
+    : rings_(std::make_unique<RingSet>(params, where)),
+      dma_(where == Placement::device ? make_cuda_dma_engine(batched_dma) : make_host_dma_engine()),
+      nic_(std::make_unique<NicEmulator>(*rings_, source, sink, *dma_, nic)) {}
+
+RingSession::~RingSession() {
+  // Loops first (they stop on the flag; the emulator must still run to drain tx), then the NIC.
+  bool kernels_exited = true;
+  if (host_runner_ || gpu_runner_) {
+    rings_->request_stop();
+    if (gpu_runner_) kernels_exited = gpu_runner_->wait(5.0);
+    host_runner_.reset();
+  }
+  try {
+    nic_->join();
+  } catch (...) {
+  }
+  if (!kernels_exited) {
+    // Freeing memory that running kernels use would block in cudaFree for ever: leave it (and
+    // the runner) to the process's exit, and say so.
+    std::fprintf(stderr, "gpuring: ring kernels did not exit; their memory is left allocated\n");
+    (void)gpu_runner_.release();
+    (void)rings_.release();
+    return;
+  }
+  gpu_runner_.reset();
+}
+
+void RingSession::start_gpu(uint16_t port_id, const NfHook& hook) {
+  gpu_runner_ = launch_gpu_ring_runner(*rings_, port_id, hook);
+  start_emulator();
+}
+
+void RingSession::start_emulator() {
+  start_ns_ = monotonic_ns();
+  nic_->start();
+}
+
+RingRunReport RingSession::finish(double timeout_s) {
+  RingRunReport rep;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!nic_->rx_finished() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  rings_->request_stop();
+  if (host_runner_) {
+    host_runner_->stop_and_join();  // CPU loops always end once the NIC has stopped delivering
+    rep.drained = true;
+  } else if (gpu_runner_) {
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    rep.drained = gpu_runner_->wait(left > 1 ? left : 1);
+  }
+  rep.wall_s = double(monotonic_ns() - start_ns_) / 1e9;
+  nic_->join();
+  rep.nic = nic_->stats();
+  if (rep.drained) {
+    rep.rings = rings_->snapshot();
+    rep.audit = rings_->audit();
+  }
+  return rep;
+}
+
+}  // namespace gpunfv::gpuring

@@ -1,0 +1,80 @@
+// RingSet: owns the memory of a set of NIC rings placed on the GPU (device memory, with the
+// NIC registers and run flags in mapped pinned host memory) or, for tests and machines without
+// a GPU, all in host memory. Builds the initial state a driver sets up (every rx descriptor
+// armed with a slot, RDT = ring_size - 1, the other slots in the pool) and, after the loops
+// have exited, audits that every slot is accounted for.
+//
+// Errors: the constructor throws std::invalid_argument for impossible parameters and GpuError
+// when device memory cannot be had; Placement::device throws std::runtime_error in a build
+// without CUDA.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/gpuring/ring_set_view.h"
+
+namespace gpunfv::gpuring {
+
+enum class Placement { host, device };
+
+// Where every slot is at exit. A slot counted twice, never, or outside its ring's range is a
+// protocol bug; ok() is what tests and the port's shutdown check.
+struct SlotAudit {
+  uint64_t total = 0, free = 0, armed = 0, queued_for_tx = 0, in_tx_ring = 0;
+  uint64_t duplicates = 0, missing = 0, foreign = 0;
+  // Counter identities: rx packets == allocated == freed_by_drop + freed_by_tx + queued + in_tx,
+  // posted == completed + in_tx.
+  bool counters_agree = false;
+  bool ok() const { return duplicates == 0 && missing == 0 && foreign == 0 && counters_agree; }
+  std::string describe() const;
+};
+
+// Host copies of the per-ring counters and queue state.
+struct RingSnapshot {
+  std::vector<RxCounters> rx;
+  std::vector<TxCounters> tx;
+  std::vector<RingQueues> queues;
+};
+
+class RingSet {
+ public:
+  RingSet(const RingParams& params, Placement where);
+  ~RingSet();
+  RingSet(const RingSet&) = delete;
+  RingSet& operator=(const RingSet&) = delete;
+
+  const RingParams& params() const { return view_.p; }
+  Placement placement() const { return where_; }
+  // The view the loops use (device pointers for Placement::device).
+  const RingSetView& view() const { return view_; }
+
+  // Host-side pointers to the mapped registers and flags (the NIC emulator and the host use them).
+  QueueRegisters host_regs(uint32_t ring) const { return queue_registers(host_bar_, ring); }
+  RunFlags* host_flags() const { return host_flags_; }
+  RingDone* host_done() const { return host_done_; }
+  void request_stop();
+  // Whether both loops of every ring have exited.
+  bool all_done() const;
+
+  RingSnapshot snapshot() const;
+  // Only meaningful once the loops have exited.
+  SlotAudit audit() const;
+
+ private:
+  struct Layout;
+  void build_initial_state(uint8_t* image, const Layout& l) const;
+
+  Placement where_;
+  RingSetView view_{};
+  uint8_t* base_ = nullptr;      // the ring memory (device or host)
+  size_t meta_bytes_ = 0;        // bytes before the packet slots (what snapshots copy)
+  size_t total_bytes_ = 0;
+  void* mapped_ = nullptr;       // registers + flags, host side
+  uint8_t* host_bar_ = nullptr;
+  RunFlags* host_flags_ = nullptr;
+  RingDone* host_done_ = nullptr;
+};
+
+}  // namespace gpunfv::gpuring

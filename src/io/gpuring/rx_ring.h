@@ -1,0 +1,100 @@
+// The rx half of the ring protocol, one ring, run by one thread (a kernel block's thread on the
+// GPU, a std::thread in CPU tests) exactly as a poll-mode driver runs it (DPDK ixgbe):
+//   poll DD at next_to_clean -> take the slot the descriptor held -> re-arm the descriptor with
+//   a fresh slot from the pool -> hand the packet on -> after tail_batch re-armed descriptors,
+//   or tail_timeout_ns after the first unannounced one, write RDT = next_to_clean - 1.
+// If the pool is empty the packet stays in the ring (as DPDK does when mbuf allocation fails)
+// and is taken once tx has returned a slot.
+#pragma once
+
+#include <cstdint>
+
+#include "io/gpuring/slot_pool.h"
+
+namespace gpunfv::gpuring {
+
+// A received packet, still in its slot.
+struct RxPacket {
+  uint32_t slot;
+  uint32_t length;
+  uint32_t rss;
+};
+
+class RxRing {
+ public:
+  GPUNFV_HD RxRing(const RingSetView& v, uint32_t ring)
+      : v_(v), ring_(ring), desc_(v.rx_desc + uint64_t(ring) * v.p.ring_size),
+        sw_(v.rx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
+        counters_(v.rx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::rx),
+        packets_(&counters_.packets), bytes_(&counters_.bytes), passed_(&counters_.passed),
+        alloc_waits_(&counters_.alloc_waits), tail_writes_(&counters_.tail_writes) {}
+
+  enum class Poll { packet, empty, no_slot };
+
+  // Takes the packet at next_to_clean if the NIC has written it back.
+  GPUNFV_HD Poll poll(RxPacket& pkt) {
+    RxDesc* d = desc_ + next_to_clean_;
+    const uint64_t upper = load_acquire(&d->qword[1]);
+    if (!(rx_upper_status(upper) & kRxStatusDD)) return Poll::empty;
+    uint32_t fresh;
+    if (!pool_.alloc(fresh)) {
+      alloc_waits_.add();
+      return Poll::no_slot;
+    }
+    pkt.slot = sw_[next_to_clean_];
+    pkt.length = rx_upper_length(upper);
+    pkt.rss = d->wb.rss;
+    // Re-arm (read layout): hdr_addr = 0 also clears DD, which shares its quadword.
+    d->read.pkt_addr = v_.slot_bus(fresh);
+    d->read.hdr_addr = 0;
+    sw_[next_to_clean_] = fresh;
+    next_to_clean_ = (next_to_clean_ + 1) & (v_.p.ring_size - 1);
+    packets_.add();
+    bytes_.add(pkt.length);
+    if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
+    if (unannounced_ >= v_.p.tail_batch) write_tail();
+    return Poll::packet;
+  }
+
+  // The NF dropped the packet: its slot returns to the pool.
+  GPUNFV_HD void drop(const RxPacket& pkt, DropReason why) {
+    ++counters_.drops[static_cast<int>(why)];
+    pool_.free_by_drop(pkt.slot);
+  }
+  GPUNFV_HD void passed() { passed_.add(); }
+
+  // Writes RDT if re-armed descriptors have waited tail_timeout_ns (or `force`).
+  GPUNFV_HD void flush_tail(bool force) {
+    if (unannounced_ == 0) return;
+    if (force || ring_now_ns() - first_unannounced_ns_ >= v_.p.tail_timeout_ns) write_tail();
+  }
+
+  GPUNFV_HD void finish() {
+    flush_tail(true);
+    store_release_sys(&done_.rx, 1u);
+  }
+
+ private:
+  GPUNFV_HD void write_tail() {
+    // The descriptor before next_to_clean stays with the driver: RDT == RDH means "no
+    // descriptors for the NIC", never "all of them".
+    store_release_sys(regs_.rdt, (next_to_clean_ + v_.p.ring_size - 1) & (v_.p.ring_size - 1));
+    tail_writes_.add();
+    unannounced_ = 0;
+  }
+
+  const RingSetView& v_;
+  uint32_t ring_;
+  RxDesc* desc_;
+  uint32_t* sw_;
+  QueueRegisters regs_;
+  RxCounters& counters_;
+  RingDone& done_;
+  SlotPool pool_;
+  OwnedWord<uint64_t> packets_, bytes_, passed_, alloc_waits_, tail_writes_;
+  uint32_t next_to_clean_ = 0;
+  uint32_t unannounced_ = 0;
+  uint64_t first_unannounced_ns_ = 0;
+};
+
+}  // namespace gpunfv::gpuring

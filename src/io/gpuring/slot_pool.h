@@ -1,0 +1,57 @@
+// Packet-slot allocator of one ring pair, in ring memory. The rx side (one thread) allocates a
+// fresh slot for every descriptor it re-arms; slots come back from the tx side after the NIC
+// sent them (an SPSC queue, tx -> rx) or from the rx side itself when the NF drops a packet (a
+// stack only rx touches). Counters record every transition, so the exit audit can prove that
+// allocated == freed_by_tx + freed_by_drop + slots still in flight.
+#pragma once
+
+#include <cstdint>
+
+#include "io/gpuring/ring_set_view.h"
+
+namespace gpunfv::gpuring {
+
+class SlotPool {
+ public:
+  enum class Side { rx, tx };
+  // Each side builds its own SlotPool and calls only its own methods (alloc, free_by_drop: rx;
+  // free_by_tx: tx).
+  GPUNFV_HD SlotPool(const RingSetView& v, uint32_t ring, Side side)
+      : freed_(freed_queue(v, ring)),
+        stash_(v.stash + uint64_t(ring) * v.p.slots_per_ring),
+        stash_count_(&v.queues[ring].stash_count, side == Side::rx),
+        allocated_(&v.queues[ring].allocated, side == Side::rx),
+        freed_by_drop_(&v.queues[ring].freed_by_drop, side == Side::rx),
+        freed_by_tx_(&v.queues[ring].freed_by_tx, side == Side::tx) {}
+
+  // rx side. False when every slot of the ring is armed, queued or on the wire.
+  GPUNFV_HD bool alloc(uint32_t& slot) {
+    if (stash_count_.value > 0) {
+      slot = stash_[stash_count_.value - 1];
+      stash_count_.add(uint32_t(-1));
+    } else if (!freed_.pop(slot)) {
+      return false;
+    }
+    allocated_.add();
+    return true;
+  }
+  // rx side: a packet its NF dropped.
+  GPUNFV_HD void free_by_drop(uint32_t slot) {
+    stash_[stash_count_.value] = slot;
+    stash_count_.add();
+    freed_by_drop_.add();
+  }
+  // tx side: a packet the NIC has sent. The queue holds every slot of the ring, so never full.
+  GPUNFV_HD void free_by_tx(uint32_t slot) {
+    freed_.push(slot);
+    freed_by_tx_.add();
+  }
+
+ private:
+  SpscQueue<uint32_t> freed_;
+  uint32_t* stash_;
+  OwnedWord<uint32_t> stash_count_;
+  OwnedWord<uint64_t> allocated_, freed_by_drop_, freed_by_tx_;
+};
+
+}  // namespace gpunfv::gpuring

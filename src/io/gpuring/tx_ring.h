@@ -1,0 +1,109 @@
+// The tx half of the ring protocol, one ring, one thread: take processed packets from the rx
+// side's queue, post a descriptor for each (advanced data descriptor, EOP|IFCS, RS in
+// write-back mode), write TDT after tail_batch descriptors or tail_timeout_ns, and reclaim
+// sent descriptors, returning their slots to the pool:
+//   - write-back mode (the FPGA paper's congestion control): the NIC writes DD back into each
+//     descriptor it sent; the driver reuses a descriptor only after seeing DD;
+//   - head mode: no write-back; the driver reads the NIC's TDH register (a read across PCIe)
+//     and reclaims everything before it.
+// Either way at most ring_size - 1 descriptors are outstanding, so tx never overruns the ring.
+#pragma once
+
+#include <cstdint>
+
+#include "io/gpuring/slot_pool.h"
+
+namespace gpunfv::gpuring {
+
+class TxRing {
+ public:
+  GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
+      : v_(v), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
+        sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
+        counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::tx),
+        queue_(to_tx_queue(v, ring)), posted_(&counters_.posted), completed_(&counters_.completed),
+        tail_writes_(&counters_.tail_writes), head_reads_(&counters_.head_reads),
+        dd_polls_(&counters_.dd_polls) {}
+
+  GPUNFV_HD uint32_t outstanding() const { return (next_to_use_ - next_to_clean_) & mask(); }
+
+  // Returns sent descriptors' slots to the pool; how many.
+  GPUNFV_HD uint32_t reclaim() {
+    if (next_to_clean_ == next_to_use_) return 0;
+    uint32_t n = 0;
+    if (v_.p.tx_writeback) {
+      while (next_to_clean_ != next_to_use_) {
+        dd_polls_.add();
+        if (!tx_upper_done(load_acquire(&desc_[next_to_clean_].qword[1]))) break;
+        release(next_to_clean_);
+        ++n;
+      }
+    } else {
+      head_reads_.add();
+      const uint32_t head = load_acquire_sys(regs_.tdh);
+      while (next_to_clean_ != head) {
+        release(next_to_clean_);
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  // Posts queued packets while the ring has room; how many.
+  GPUNFV_HD uint32_t post() {
+    uint32_t n = 0;
+    uint64_t entry;
+    while (outstanding() < v_.p.ring_size - 1 && queue_.pop(entry)) {
+      const auto slot = static_cast<uint32_t>(entry);
+      const auto len = static_cast<uint32_t>(entry >> 32);
+      TxDesc* d = desc_ + next_to_use_;
+      d->read.buffer_addr = v_.slot_bus(slot);
+      d->read.cmd_type_len = tx_cmd_type_len(len, v_.p.tx_writeback);
+      d->read.olinfo_status = len << kTxPaylenShift;  // also clears a stale DD
+      sw_[next_to_use_] = slot;
+      next_to_use_ = (next_to_use_ + 1) & mask();
+      posted_.add();
+      if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
+      if (unannounced_ >= v_.p.tail_batch) write_tail();
+      ++n;
+    }
+    return n;
+  }
+
+  GPUNFV_HD void flush_tail(bool force) {
+    if (unannounced_ == 0) return;
+    if (force || ring_now_ns() - first_unannounced_ns_ >= v_.p.tail_timeout_ns) write_tail();
+  }
+
+  GPUNFV_HD bool queue_empty() { return queue_.empty(); }
+  GPUNFV_HD void finish() { store_release_sys(&done_.tx, 1u); }
+
+ private:
+  GPUNFV_HD uint32_t mask() const { return v_.p.ring_size - 1; }
+  GPUNFV_HD void release(uint32_t i) {
+    pool_.free_by_tx(sw_[i]);
+    completed_.add();
+    next_to_clean_ = (i + 1) & mask();
+  }
+  GPUNFV_HD void write_tail() {
+    store_release_sys(regs_.tdt, next_to_use_);
+    tail_writes_.add();
+    unannounced_ = 0;
+  }
+
+  const RingSetView& v_;
+  TxDesc* desc_;
+  uint32_t* sw_;
+  QueueRegisters regs_;
+  TxCounters& counters_;
+  RingDone& done_;
+  SlotPool pool_;
+  SpscQueue<uint64_t> queue_;
+  OwnedWord<uint64_t> posted_, completed_, tail_writes_, head_reads_, dd_polls_;
+  uint32_t next_to_use_ = 0;
+  uint32_t next_to_clean_ = 0;
+  uint32_t unannounced_ = 0;
+  uint64_t first_unannounced_ns_ = 0;
+};
+
+}  // namespace gpunfv::gpuring
