@@ -69,7 +69,7 @@ def config(chain, size, sms, rate, live, bp, qt, seconds):
 nfs:
 {body}chains:
   - {{name: {chain}, from: gen, to: p1, path: [{', '.join(n for n, _ in nfs)}], backpressure: {'on' if bp else 'off'}, qt: {qt}{extra}}}
-settings: {{batch_size: 1024, batches: 128, queue_batches: 8, scheduler: temporal, gpu_sms: {sms}}}
+settings: {{batch_size: 1024, batches: 128, queue_batches: 16, scheduler: temporal, gpu_sms: {sms}}}
 """
 
 

@@ -7,11 +7,16 @@ namespace gpunfv {
 BatchShape plan_batch_shape(RuntimeConfig& rc) {
   BatchShape s;
   s.capacity = rc.settings.batch_size;
-  uint32_t headroom = 0;
   for (auto& nf : rc.nfs) {
-    headroom = std::max(headroom, nf->headroom_bytes());
     nf->set_result_offset(s.result_stride);
     s.result_stride += (nf->result_bytes() + 3) / 4 * 4;
+  }
+  // A packet may cross every NF of its chain, each growing it (tunnels in tunnels).
+  uint32_t headroom = 0;
+  for (const Chain& c : rc.chains) {
+    uint32_t grow = 0;
+    for (uint16_t nf : c.path) grow += rc.nfs[nf]->headroom_bytes();
+    headroom = std::max(headroom, grow);
   }
   if (rc.settings.slot_bytes) {
     s.stride = rc.settings.slot_bytes;

@@ -180,10 +180,12 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
       line_ = "gnet: " + why;
       return false;
     }
+    // Nodes run per ingress batch: the largest of the NFs' minimum batches (Eq. 3) lets every
+    // NF reach its target; a larger batch only adds latency.
     uint32_t batch = 0;
     for (const NodeAllocation& na : a.nodes) {
       sms[c].push_back(na.sms);
-      batch = batch ? std::min(batch, na.batch) : na.batch;
+      batch = std::max(batch, na.batch);
     }
     batches[c] = batch;
     why += fmt::format(" chain {} {:.1f} Mpps predicted ({} rounds)", chain.name, a.chain_pps / 1e6,
