@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
       libcli11-dev libgtest-dev libdpdk-dev libhyperscan-dev libssl-dev libipsec-mb-dev
-      tshark python3-pytest python3-scapy python3-cryptography)
+      tshark python3-pytest python3-scapy python3-cryptography
+      libxdp-dev libbpf-dev tcpreplay tcpdump dpdk)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chain/forward_config.h"
 #include "io/port.h"
 #include "nf/network_function.h"
 
@@ -33,6 +34,7 @@ struct RuntimeConfig {
   std::vector<std::unique_ptr<Port>> ports;       // index = port id
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<Chain> chains;
+  std::vector<ForwardSpec> forwards;              // `forward:` (chain/forward_config.h)
   Settings settings;
 };
 

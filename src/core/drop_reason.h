@@ -32,7 +32,8 @@
   X(esp_unknown_spi, "no SA with the packet's SPI (ipsec inbound)")                   \
   X(esp_malformed, "ESP packet too short, misaligned, fragmented or badly padded")   \
   X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                   \
-  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")
+  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")         \
+  X(integrity_mismatch, "sampled checksum changed between rx and tx (forward)")
 
 namespace gpunfv {
 

@@ -21,6 +21,7 @@ struct RunStats {
   std::vector<NfCounters> nfs;                       // index = NF index
   std::vector<nlohmann::json> nf_reports;            // NF-specific report keys, per NF
   LatencyHistogram latency;                          // rx to tx, transmitted packets
+  std::vector<nlohmann::json> forward_reports;       // one per `forward:` entry (io/forward)
 
   uint64_t total_rx() const;
   uint64_t total_tx() const;

@@ -28,7 +28,7 @@ DROP_REASONS = (
     "ttl_expired", "no_egress", "port_tx_error",
     "firewall_rule", "firewall_default", "nids_match",
     "esp_bad_icv", "esp_replay", "esp_unknown_spi", "esp_malformed", "ipsec_no_sa",
-    "esp_seq_exhausted",
+    "esp_seq_exhausted", "integrity_mismatch",
 )
 
 RUN_TIMEOUT_S = 60
