@@ -189,7 +189,11 @@ uint32_t DpdkPort::rx_burst(Batch& b, uint32_t max) {
     for (uint16_t k = 0; k < got; ++k) {
       const uint32_t slot = first + n + k;
       const uint32_t len = rte_pktmbuf_pkt_len(mbufs[k]);
-      rte_pktmbuf_read(mbufs[k], 0, std::min(len, v.stride), slots + size_t(slot) * v.stride);
+      // rte_pktmbuf_read copies only a segmented frame; a contiguous one it points into.
+      uint8_t* dst = slots + size_t(slot) * v.stride;
+      const uint32_t n_copy = std::min(len, v.stride);
+      const void* src = rte_pktmbuf_read(mbufs[k], 0, n_copy, dst);
+      if (src && src != dst) std::memcpy(dst, src, n_copy);
       v.len[slot] = uint16_t(std::min<uint32_t>(len, 0xFFFF));
       v.port[slot] = id();
       v.wire_ns[slot] = now;
