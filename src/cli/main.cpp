@@ -44,6 +44,10 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                    path.c_str(),
                    c.to != kNoPort ? (" -> " + rc.ports[c.to]->name()).c_str() : " -> (NF choice)");
     }
+    for (const auto& f : rc.forwards)
+      std::fprintf(stderr, "  forward %s: %s, descriptor_batch %u%s%s\n", f.name.c_str(),
+                   f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
+                   f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
   RunStats stats = run(rc, opt);
   std::fputs(summary_table(stats).c_str(), stdout);
