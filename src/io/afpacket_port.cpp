@@ -1,5 +1,7 @@
 #include "io/afpacket_port.h"
 
+#include "io/netdev.h"
+
 #include <arpa/inet.h>
 #include <fmt/core.h>
 #include <linux/if_packet.h>
@@ -18,18 +20,6 @@
 namespace gpunfv {
 
 namespace {
-
-std::string errno_text(int e) { return std::strerror(e); }
-
-// Socket errors that mean missing privileges get the capability named.
-[[noreturn]] void fail_errno(const ConfigNode& where, const std::string& what, int e,
-                             const char* capability) {
-  std::string msg = what + ": " + errno_text(e);
-  if (e == EPERM || e == EACCES)
-    msg += fmt::format(" (needs {}: run as root or grant it, e.g. setcap {}+ep)", capability,
-                       capability == std::string("CAP_NET_RAW") ? "cap_net_raw" : "cap_net_admin");
-  where.fail(msg);
-}
 
 uint32_t round_up_pow2(uint32_t v) {
   uint32_t p = 1;
@@ -61,26 +51,10 @@ AfPacketPort::AfPacketPort(const ConfigNode& node, uint16_t id) : Port(node.str(
   tx_frames_ = uint32_t(node.int_or("tx_frames", tx_frames_, 16, 1 << 20));
   tx_kick_ = uint32_t(node.int_or("tx_kick", tx_kick_, 1, 1 << 20));
 
-  // MTU: read it, or set it first when the config asks (the rings are sized from it).
-  int ctl = socket(AF_INET, SOCK_DGRAM, 0);
-  if (ctl < 0) fail_errno(node, "cannot open a control socket", errno, "CAP_NET_ADMIN");
-  ifreq ifr{};
-  std::memcpy(ifr.ifr_name, ifname_.c_str(), ifname_.size());
-  if (auto m = node.get("mtu")) {
-    ifr.ifr_mtu = int(m->as_int(68, 65535));
-    if (ioctl(ctl, SIOCSIFMTU, &ifr) != 0) {
-      int e = errno;
-      close(ctl);
-      fail_errno(*m, "cannot set the MTU of '" + ifname_ + "'", e, "CAP_NET_ADMIN");
-    }
-  }
-  if (ioctl(ctl, SIOCGIFMTU, &ifr) != 0) {
-    int e = errno;
-    close(ctl);
-    fail_errno(node, "cannot read the MTU of '" + ifname_ + "'", e, "CAP_NET_ADMIN");
-  }
-  close(ctl);
-  mtu_ = uint32_t(ifr.ifr_mtu);
+  // MTU: set it first when the config asks (the rings are sized from it).
+  std::optional<int> set_mtu;
+  if (auto m = node.get("mtu")) set_mtu = int(m->as_int(68, 65535));
+  mtu_ = netdev_mtu(node.has("mtu") ? node["mtu"] : node, ifname_, set_mtu);
   if (mtu_ + 18 > block_bytes_ - 128)
     node.fail(fmt::format("MTU {} of '{}' does not fit in block_bytes {}", mtu_, ifname_,
                           block_bytes_));

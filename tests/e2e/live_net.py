@@ -100,7 +100,7 @@ class Capture:
 
 
 class Gpunfv:
-    """gpunfv run in the namespace; start() returns once its ports are open."""
+    """gpunfv run in the namespace; wait_ready() returns once its threads are polling."""
 
     def __init__(self, ns: Netns, binary: Path, config: Path, duration: float,
                  report: Path) -> None:
@@ -114,7 +114,9 @@ class Gpunfv:
     def _read_stderr(self) -> None:
         for line in self.proc.stderr:
             self.err_lines.append(line)
-            if line.startswith("  chain ") or line.startswith("  forward "):
+            # The first progress line comes once every rx thread has run for a second
+            # (the startup lines come before the batch pool is even allocated).
+            if line.startswith("["):
                 self._ready.set()
         self._ready.set()
 
