@@ -35,7 +35,7 @@ if(GPUNFV_DPDK_PORT AND DPDK_FOUND)
     set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_port.cpp PROPERTIES
       INCLUDE_DIRECTORIES "${DPDK_INCLUDE_DIRS}"
       COMPILE_OPTIONS "${DPDK_CFLAGS_OTHER};-Wno-volatile")
-    target_link_libraries(gpunfv_lib PUBLIC ${link} numa bsd PkgConfig::PCAP Threads::Threads
+    target_link_libraries(gpunfv_lib PUBLIC ${link} numa bsd -lpcap Threads::Threads
                           ${CMAKE_DL_LIBS} m rt)
   endif()
 endif()

@@ -2,11 +2,12 @@
 // to another without an NF, zero-copy (descriptor hand-over, io/zero_copy.h) when both ports
 // offer the same kind, by copying otherwise. Optional routing (the router's DIR-24-8 and
 // RouterLogic), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
-// posted to tx in groups of `descriptor_batch` (one tail update each), a partial group after
-// `flush_us`.
+// posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
+// posted when an rx poll finds nothing more, or after `flush_us` while frames keep trickling in
+// (so batching costs latency only while traffic flows, never a stall when it stops).
 //
-// Counting: rx, forwarded, drops and tx go into the ports' PortCounters as they happen (the
-// progress line sees them); drops by reason and latency (rx -> tx post) are kept here and
+// Counting: rx, forwarded, drops and tx go into the ports' PortCounters every few dozen loop
+// turns and when the loop idles or ends (the progress line sees them); drops by reason and latency (rx -> tx post) are kept here and
 // merged into the run's stats when the thread ends, so rx = tx + drops holds per port.
 // Host loop only: a GPU ring pair will have its own forwarder kernel with the same counters.
 #pragma once
@@ -56,6 +57,8 @@ class Forwarder {
   void count_rx(uint32_t n, uint64_t bytes);
   void count_drop(DropReason r);
   void count_tx(uint32_t n, uint64_t bytes);
+  void publish();
+  void idle(uint32_t& empty_polls);
 
   ForwardSpec spec_;
   Port& from_;
@@ -66,6 +69,9 @@ class Forwarder {
   ZeroCopyIo* zc_to_ = nullptr;
   std::string fallback_reason_;
   ForwardResult result_;
+  struct {
+    uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;
+  } local_;  // not yet published to the PortCounters
 };
 
 }  // namespace gpunfv
