@@ -11,8 +11,9 @@
 // two forwarding lcores (--nb-cores=2), the same 32-packet bursts and the same seed (32 per port).
 //
 // Reported per packet size: Mpps (both directions together) and Gbit/s (frame bytes), the
-// ratios zero-copy / copy and zero-copy / testpmd, CPU cores used (process CPU time / wall
-// time over the measured window, from getrusage; testpmd's from wait4, start-up included),
+// ratios zero-copy / copy and zero-copy / testpmd (also per core used: on a shared host the
+// CPU share each side got differs from round to round), CPU cores used (process CPU time /
+// wall time over the measured window: getrusage for gpunfv, /proc/PID/stat for testpmd),
 // bytes the forwarder copied per packet (the host-memory traffic a NIC-less host can tell
 // apart: DMA-free here), and gpunfv's rx->tx latency (p50/p90/p99/p99.9: the CDF's points;
 // testpmd io mode measures none). A descriptor-batch sweep at the smallest size gives the
@@ -33,6 +34,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "chain/forward_config.h"
@@ -188,7 +190,27 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
     ssize_t n;
     while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, size_t(n));
   });
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds + 3));
+  // CPU time over the steady window only (start-up excluded), from /proc like top.
+  auto cpu_ticks = [pid] {
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');
+    if (close == std::string::npos) return 0.0;
+    std::istringstream rest(text.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    return (utime + stime) / double(sysconf(_SC_CLK_TCK));
+  };
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const double c0 = cpu_ticks();
+  const uint64_t w0 = monotonic_ns();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const double c1 = cpu_ticks();
+  const double window = (monotonic_ns() - w0) / 1e9;
   kill(pid, SIGINT);
   int status = 0;
   rusage ru{};
@@ -211,15 +233,14 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
   std::sort(steady.begin(), steady.end());
   row.mpps = steady[steady.size() / 2] / 1e6;
   row.gbps = row.mpps * 1e6 * size * 8 / 1e9;
-  row.cores = cpu_seconds(ru) / (seconds + 3);
+  row.cores = c1 > c0 ? (c1 - c0) / window : cpu_seconds(ru) / (seconds + 3);
   row.copied_per_pkt = 0;
-  row.note = "cores include start-up";
   return row;
 }
 
 std::string table(const std::vector<Row>& rows) {
-  std::string s = fmt::format("{:<18} {:>6} {:>4} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}  {}\n",
-                              "forwarder", "bytes", "db", "Mpps", "Gbit/s", "cores", "copied B",
+  std::string s = fmt::format("{:<18} {:>6} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+                              "forwarder", "bytes", "db", "Mpps", "Gbit/s", "cores", "Mpps/core", "copied B",
                               "p50 ns", "p90 ns", "p99 ns", "p99.9 ns", "zc/copy", "zc/tpmd", "note");
   for (const Row& r : rows) {
     std::string ratio_copy = "", ratio_tpmd = "";
@@ -228,10 +249,13 @@ std::string table(const std::vector<Row>& rows) {
         if (o.size == r.size && o.mpps > 0) {
           if (o.what == "gpunfv copy") ratio_copy = fmt::format("{:.2f}x", r.mpps / o.mpps);
           if (o.what == "dpdk-testpmd io") ratio_tpmd = fmt::format("{:.2f}x", r.mpps / o.mpps);
+          if (o.what == "dpdk-testpmd io" && r.cores > 0 && o.cores > 0)
+            ratio_tpmd += fmt::format(" ({:.2f}x/core)", (r.mpps / r.cores) / (o.mpps / o.cores));
         }
     auto lat = [&](uint64_t v) { return r.latency ? fmt::format("{}", v) : std::string("-"); };
-    s += fmt::format("{:<18} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}  {}\n",
-                     r.what, r.size, r.descriptor_batch, r.mpps, r.gbps, r.cores, r.copied_per_pkt,
+    s += fmt::format("{:<18} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+                     r.what, r.size, r.descriptor_batch, r.mpps, r.gbps, r.cores,
+                     r.cores > 0 ? r.mpps / r.cores : 0.0, r.copied_per_pkt,
                      lat(r.p50), lat(r.p90), lat(r.p99), lat(r.p999), ratio_copy, ratio_tpmd, r.note);
   }
   return s;
@@ -299,6 +323,7 @@ int main(int argc, char** argv) {
     for (const Row& r : rows)
       j.push_back({{"forwarder", r.what}, {"bytes", r.size}, {"descriptor_batch", r.descriptor_batch},
                    {"mpps", r.mpps}, {"gbps", r.gbps}, {"cores", r.cores},
+                   {"mpps_per_core", r.cores > 0 ? r.mpps / r.cores : 0.0},
                    {"copied_bytes_per_packet", r.copied_per_pkt}, {"latency_ns", r.latency ? nlohmann::json{{"p50", r.p50}, {"p90", r.p90}, {"p99", r.p99}, {"p999", r.p999}} : nlohmann::json()},
                    {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";

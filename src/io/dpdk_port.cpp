@@ -52,11 +52,15 @@ void init_eal_once(const ConfigNode& node) {
   cpu_set_t before;
   const bool have_affinity = pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0;
   int rc = rte_eal_init(int(argv.size() - 1), argv.data());
+  const int init_errno = rte_errno;
   if (have_affinity) pthread_setaffinity_np(pthread_self(), sizeof before, &before);
+  // EALREADY: another part of this process (the DPDK peers of tests and benchmarks) brought
+  // the EAL up first; its options stand.
+  if (rc < 0 && init_errno == EALREADY) rc = 0;
   if (rc < 0)
     (given ? node["eal"] : node)
         .fail(fmt::format("DPDK EAL initialisation failed: {} (options: {})",
-                          rte_strerror(rte_errno), fmt::join(args, " ")));
+                          rte_strerror(init_errno), fmt::join(args, " ")));
   g_eal_ready = true;
   g_eal_args = args;
 }

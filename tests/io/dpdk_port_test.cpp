@@ -19,8 +19,9 @@ namespace {
 
 using test::yaml_node;
 
-// EAL runs once per process: every test gives the same options.
-const char* kEal = "eal: [--no-huge, --no-pci, -m, '256', --no-shconf, --no-telemetry, --log-level=error]";
+// EAL runs once per process: every test gives the same options, with the memory the DPDK
+// peers' tests (rte_lpm, rte_acl) need in case these run first.
+const char* kEal = "eal: [--no-huge, --no-pci, -m, '1024', --no-shconf, --no-telemetry, --log-level=error]";
 
 std::unique_ptr<Port> ring_port(const std::string& name, uint16_t id) {
   return make_dpdk_port(yaml_node("{name: " + name + ", type: dpdk, device: " + name + ", " + kEal + "}"), id);
