@@ -184,7 +184,7 @@ class Pipeline {
       return path_len > 4 ? nf_drops_long[pos] : nf_drops_at_pos[pos];
     };
     uint64_t forwarded = 0, dropped = 0;
-    used_egress.assign(rc_.ports.size(), false);
+    used_egress_.assign(rc_.ports.size(), false);
     const uint64_t now = monotonic_ns();
     for (uint32_t i = 0; i < v.count; ++i) {
       auto reason = static_cast<DropReason>(v.verdict[i]);
@@ -198,10 +198,10 @@ class Pipeline {
         if (eg == kNoPort || eg >= rc_.ports.size()) {
           reason = DropReason::no_egress;
         } else if (!rc_.ports[eg]->tx(v, i)) {
-          used_egress[eg] = true;
+          used_egress_[eg] = true;
           reason = DropReason::port_tx_error;
         } else {
-          used_egress[eg] = true;
+          used_egress_[eg] = true;
           PortCounters& out = *stats_.ports[eg];
           out.tx_packets.fetch_add(1, std::memory_order_relaxed);
           out.tx_bytes.fetch_add(v.len[i], std::memory_order_relaxed);
@@ -214,8 +214,8 @@ class Pipeline {
       ++dropped;
     }
     // Ports that queue tx descriptors post them once per batch.
-    for (size_t p = 0; p < used_egress.size(); ++p)
-      if (used_egress[p]) rc_.ports[p]->tx_burst_end();
+    for (size_t p = 0; p < used_egress_.size(); ++p)
+      if (used_egress_[p]) rc_.ports[p]->tx_burst_end();
     in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
     in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
     // NF k saw every packet that reached position k or beyond.
@@ -275,7 +275,7 @@ class Pipeline {
   std::vector<uint64_t> next_seq_;
   std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
-  std::vector<bool> used_egress;  // egress thread only
+  std::vector<bool> used_egress_;  // egress thread only
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
 };
