@@ -15,8 +15,8 @@
 // CPU share each side got differs from round to round), CPU cores used (process CPU time /
 // wall time over the measured window: getrusage for gpunfv, /proc/PID/stat for testpmd),
 // bytes the forwarder copied per packet (the host-memory traffic a NIC-less host can tell
-// apart: DMA-free here), and gpunfv's rx->tx latency (p50/p90/p99/p99.9: the CDF's points;
-// testpmd io mode measures none). A descriptor-batch sweep at the smallest size gives the
+// apart: DMA-free here), and gpunfv's rx->tx latency (p50/p90/p99/p99.9 in the table, 15 CDF
+// points per row in results.json; testpmd io mode measures none). A descriptor-batch sweep at the smallest size gives the
 // latency cost of batching tx descriptor posts (P2PNIC used 8).
 //
 //   forward_bench [--sizes 64,128,256,512,1024,1518] [--seconds 3] [--testpmd dpdk-testpmd]
@@ -57,6 +57,7 @@ struct Row {
   double mpps = 0, gbps = 0, cores = 0, copied_per_pkt = 0;
   uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool latency = false;
+  std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
   std::string note;
 };
 
@@ -143,6 +144,8 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   row.latency = true;
   row.p50 = lat.quantile(0.5), row.p90 = lat.quantile(0.9), row.p99 = lat.quantile(0.99);
   row.p999 = lat.quantile(0.999);
+  for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999})
+    row.cdf.emplace_back(q, lat.quantile(q));
   if (!f1.zero_copy() && mode == ForwardMode::zerocopy) row.note = "fell back to copy";
   // A drop shrinks the circulating seed: say so, the rate is then not comparable.
   for (const Forwarder* f : {&f1, &f2})
@@ -325,7 +328,7 @@ int main(int argc, char** argv) {
                    {"mpps", r.mpps}, {"gbps", r.gbps}, {"cores", r.cores},
                    {"mpps_per_core", r.cores > 0 ? r.mpps / r.cores : 0.0},
                    {"copied_bytes_per_packet", r.copied_per_pkt}, {"latency_ns", r.latency ? nlohmann::json{{"p50", r.p50}, {"p90", r.p90}, {"p99", r.p99}, {"p999", r.p999}} : nlohmann::json()},
-                   {"note", r.note}});
+                   {"latency_cdf_ns", r.cdf}, {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";
   }
   return 0;
