@@ -67,6 +67,11 @@ void init_eal(EalState& s) {
   // rte_eal_init pinned this thread to the lcore's CPU; put the affinity back (also after a
   // failure, which may come after the pinning).
   bool restored = sched_setaffinity(0, sizeof saved, &saved) == 0;
+  // EALREADY: a gpunfv dpdk port (src/io/dpdk_port.cpp) brought the EAL up in this process.
+  if (rc < 0 && init_errno == EALREADY) {
+    s.args += " (not used: the EAL was already up in this process)";
+    rc = 0;
+  }
   if (rc < 0) {
     s.error = "DPDK EAL initialisation failed: " + dpdk_errno_text(init_errno) + "; EAL arguments: " +
               s.args;

@@ -13,6 +13,7 @@
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
 #include "core/clock.h"
+#include "io/forward/forward_threads.h"
 #include "telemetry/report.h"
 
 namespace gpunfv {
@@ -71,10 +72,13 @@ class Pipeline {
     std::thread egress([this] { egress_loop(); });
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) ingress.emplace_back([this, c] { ingress_loop(c); });
+    ForwardThreads forwards(rc_, stats_);
+    forwards.start([this] { return past_deadline(monotonic_ns()); });
     std::thread progress;
     if (opt_.progress) progress = std::thread([this] { progress_loop(); });
 
     for (auto& t : ingress) t.join();
+    forwards.join();
     stage_->stop();
     finished_.close();
     egress.join();
@@ -203,6 +207,7 @@ class Pipeline {
       return nodes > 4 ? node_drops_long[k] : node_drops_small[k];
     };
     uint64_t forwarded = 0, dropped = 0;
+    used_egress_.assign(rc_.ports.size(), false);
     const uint64_t now = monotonic_ns();
     for (uint32_t i = 0; i < v.count; ++i) {
       auto reason = static_cast<DropReason>(v.verdict[i]);
@@ -214,8 +219,10 @@ class Pipeline {
         if (eg == kNoPort || eg >= rc_.ports.size()) {
           reason = DropReason::no_egress;
         } else if (!rc_.ports[eg]->tx(v, i)) {
+          used_egress_[eg] = true;
           reason = DropReason::port_tx_error;
         } else {
+          used_egress_[eg] = true;
           PortCounters& out = *stats_.ports[eg];
           out.tx_packets.fetch_add(1, std::memory_order_relaxed);
           out.tx_bytes.fetch_add(v.len[i], std::memory_order_relaxed);
@@ -227,6 +234,9 @@ class Pipeline {
       in_pc.dropped.add(reason);
       ++dropped;
     }
+    // Ports that queue tx descriptors post them once per batch.
+    for (size_t p = 0; p < used_egress_.size(); ++p)
+      if (used_egress_[p]) rc_.ports[p]->tx_burst_end();
     in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
     in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
     for (size_t k = 0; k < nodes; ++k) {
@@ -308,6 +318,7 @@ class Pipeline {
   std::vector<uint64_t> next_seq_;
   std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
+  std::vector<bool> used_egress_;  // egress thread only
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
 };

@@ -63,11 +63,27 @@ Settings parse_settings(const ConfigNode& n) {
   return s;
 }
 
+// A forward's `to` port is sent to by its forward thread only (tx is single-threaded per port).
+void check_forward_targets(const ConfigNode& root, const RuntimeConfig& rc) {
+  if (rc.forwards.empty()) return;
+  std::set<uint16_t> chain_egress;
+  for (const Chain& c : rc.chains) {
+    if (c.to != kNoPort) chain_egress.insert(c.to);
+    for (uint16_t nf : c.path)
+      for (uint16_t eg : rc.nfs[nf]->egress_ports()) chain_egress.insert(eg);
+  }
+  const std::vector<ConfigNode> items = root["forward"].items();
+  for (size_t i = 0; i < rc.forwards.size(); ++i)
+    if (chain_egress.count(rc.forwards[i].to))
+      items[i]["to"].fail("port '" + rc.ports[rc.forwards[i].to]->name() +
+                          "' is also a chain's egress; a forward needs its target to itself");
+}
+
 }  // namespace
 
 RuntimeConfig load_runtime_config(const std::string& path) {
   ConfigNode root(load_yaml(path), path);
-  root.only_keys({"ports", "nfs", "chains", "settings"});
+  root.only_keys({"ports", "nfs", "chains", "settings", "forward"});
   RuntimeConfig rc;
   rc.file = path;
   if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
@@ -121,8 +137,12 @@ RuntimeConfig load_runtime_config(const std::string& path) {
                                     (eg < rc.ports.size() ? rc.ports[eg]->name() : "?") +
                                     "', which has no tx side");
 
+  if (auto f = root.get("forward")) rc.forwards = parse_forwards(*f, port_id_of, rc.ports);
   std::set<uint16_t> ingress_used;
-  for (const ConfigNode& c : root["chains"].items()) {
+  for (const ForwardSpec& f : rc.forwards) ingress_used.insert(f.from);
+  const std::vector<ConfigNode> chain_nodes =
+      rc.forwards.empty() || root.has("chains") ? root["chains"].items() : std::vector<ConfigNode>{};
+  for (const ConfigNode& c : chain_nodes) {
     c.only_keys({"name", "from", "path", "to", "routes", "backpressure", "qt"});
     Chain chain;
     std::string from = c.str("from");
@@ -130,7 +150,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
     if (!from_id) c["from"].fail("unknown port '" + from + "'");
     if (!rc.ports[*from_id]->has_rx()) c["from"].fail("port '" + from + "' has no rx side");
     if (!ingress_used.insert(*from_id).second)
-      c["from"].fail("port '" + from + "' already feeds another chain");
+      c["from"].fail("port '" + from + "' already feeds another chain or a forward");
     chain.from = *from_id;
     chain.graph = parse_chain_graph(c, nf_ids);
     chain.path = chain.graph.nf;
@@ -150,7 +170,8 @@ RuntimeConfig load_runtime_config(const std::string& path) {
     chain.name = c.str_or("name", from + (chain.to != kNoPort ? "->" + c.str("to") : ""));
     rc.chains.push_back(std::move(chain));
   }
-  if (rc.chains.empty()) root["chains"].fail("at least one chain is needed");
+  if (rc.chains.empty() && rc.forwards.empty()) root["chains"].fail("at least one chain is needed");
+  check_forward_targets(root, rc);
   return rc;
 }
 

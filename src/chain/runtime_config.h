@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chain/chain_graph.h"
+#include "chain/forward_config.h"
 #include "io/port.h"
 #include "nf/network_function.h"
 
@@ -53,6 +54,7 @@ struct RuntimeConfig {
   std::vector<std::unique_ptr<Port>> ports;       // index = port id
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<Chain> chains;
+  std::vector<ForwardSpec> forwards;              // `forward:` (chain/forward_config.h)
   Settings settings;
 };
 

@@ -59,6 +59,10 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                      c.graph.routes.size());
       if (c.backpressure) std::fprintf(stderr, "    backpressure on, qt %.1f batches\n", c.qt);
     }
+    for (const auto& f : rc.forwards)
+      std::fprintf(stderr, "  forward %s: %s, descriptor_batch %u%s%s\n", f.name.c_str(),
+                   f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
+                   f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
   RunStats stats = run(rc, opt);
   std::fputs(summary_table(stats).c_str(), stdout);

@@ -35,7 +35,8 @@
   X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")     \
   X(nf_queue_full, "the NF's input queue was full (a loss inside the chain)")         \
   X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it") \
-  X(nic_rx_ring_full, "NIC found no free rx descriptor (gpuring port)")
+  X(nic_rx_ring_full, "NIC found no free rx descriptor (gpuring port)")               \
+  X(integrity_mismatch, "sampled checksum changed between rx and tx (forward)")
 
 namespace gpunfv {
 

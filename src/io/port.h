@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/batch.h"
+#include "io/zero_copy.h"
 
 namespace gpunfv {
 
@@ -43,6 +44,10 @@ class Port {
   // Sends frame i of `b` (len[i] bytes, timestamp wire_ns[i]). False if it could not be sent.
   virtual bool tx(const BatchView& b, uint32_t i) = 0;
   virtual void flush() {}
+  // End of a run of tx() calls (one batch): ports that queue descriptors post them now.
+  virtual void tx_burst_end() {}
+  // Zero-copy frame hand-over for `forward:` (io/zero_copy.h); nullptr if the port cannot.
+  virtual ZeroCopyIo* zero_copy() { return nullptr; }
 
   // Largest frame rx will deliver, so the executor can size batch slots.
   virtual uint32_t max_frame_bytes() const { return 1518; }

@@ -1,5 +1,8 @@
 #include "io/port_factory.h"
 
+#include "io/afpacket_port.h"
+#include "io/afxdp_port.h"
+#include "io/dpdk_port.h"
 #include "io/generator_port.h"
 #include "io/discard_port.h"
 #include "io/gpuring/gpuring_port.h"
@@ -18,7 +21,11 @@ std::unique_ptr<Port> make_port(const ConfigNode& node, uint16_t id, const PortC
   if (type == "generator") return std::make_unique<GeneratorPort>(node, id, ctx);
   if (type == "discard" || type == "null") return DiscardPort::from_config(node, id);
   if (type == "gpuring") return std::make_unique<GpuRingPort>(node, id, ctx);
-  type_node.fail("unknown port type '" + type + "' (known types: pcap, generator, discard, gpuring)");
+  if (type == "afpacket") return std::make_unique<AfPacketPort>(node, id);
+  if (type == "afxdp") return make_afxdp_port(node, id);
+  if (type == "dpdk") return make_dpdk_port(node, id);
+  type_node.fail("unknown port type '" + type +
+                 "' (known types: pcap, generator, discard, gpuring, afpacket, afxdp, dpdk)");
 }
 
 }  // namespace gpunfv

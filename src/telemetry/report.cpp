@@ -119,6 +119,7 @@ nlohmann::json report_json(const RunStats& s) {
     if (i < s.nf_reports.size() && s.nf_reports[i].is_object()) nj.update(s.nf_reports[i]);
     j["nfs"][n.name] = nj;
   }
+  if (!s.forward_reports.empty()) j["forwards"] = s.forward_reports;
   j["latency_ns"] = {{"p50", s.latency.quantile(0.5)},
                      {"p99", s.latency.quantile(0.99)},
                      {"max", s.latency.max()},

@@ -33,12 +33,12 @@ TEST(PortFactory, BuildsNullPort) {
 
 TEST(PortFactory, UnknownTypeNamesFileLineAndKnownTypes) {
   try {
-    make_port(yaml_node("name: nic\n\ntype: dpdk\n"), 0, {});
+    make_port(yaml_node("name: nic\n\ntype: rdma\n"), 0, {});
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("/tmp/cfg.yaml:3"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("dpdk"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rdma"), std::string::npos) << msg;
     EXPECT_NE(msg.find("pcap, generator, discard"), std::string::npos) << msg;
   }
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Port-to-port forwarding benchmark: gpunfv zero-copy forward vs copy forward vs dpdk-testpmd
+# (io mode) on DPDK net_ring vdevs, 64..1518 B. Writes bench/results/forward-<host>/
+# (table.txt, results.json, run.txt with the machine and tool versions).
+#
+#   scripts/forward-bench.sh [BUILD_DIR] [extra forward_bench options]
+#
+# BUILD_DIR (default build) must hold forward_bench (any build: the benchmark uses no GPU).
+# forward_bench links DPDK statically and runs anywhere. dpdk-testpmd is Debian's (package
+# dpdk-dev) and is dynamically linked: on a host without apt, carry /usr/bin/dpdk-testpmd, the
+# librte_*.so.23 it lists in `ldd` (run.txt records them), and the PMD folder
+# /usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0 (net_ring and the mempool driver are plugins there),
+# then point TESTPMD at the binary and LD_LIBRARY_PATH at the libraries; with -d the PMD folder
+# can be given explicitly. Without testpmd the testpmd rows are left out (TESTPMD='').
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+bin="$build/forward_bench"
+[ -x "$bin" ] || { echo "no $bin: build it (cmake --build $build --target forward_bench)"; exit 1; }
+testpmd=${TESTPMD-$(command -v dpdk-testpmd || true)}
+host=$(hostname -s)
+out=bench/results/forward-$host
+mkdir -p "$out"
+cpus=$(nproc)
+# Two forwarding CPUs: the last two, away from CPU 0 where the system and the main thread live,
+# when there are more than two.
+if [ "$cpus" -gt 2 ]; then pin="$((cpus - 2)),$((cpus - 1))"; else pin="0,1"; fi
+{
+  echo "host: $host, $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "kernel: $(uname -r)"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "date: $(date -u +%FT%TZ)"
+  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  if [ -n "$testpmd" ]; then
+    echo "testpmd: $testpmd"
+    echo "testpmd libraries (carry these to a host without DPDK):"
+    ldd "$testpmd" | grep -E 'rte_|numa|pcap|bsd' | sed 's/^/  /'
+  else
+    echo "testpmd: not found (rows left out)"
+  fi
+} > "$out/run.txt"
+cat "$out/run.txt"
+"$bin" --testpmd "$testpmd" --cpus "$pin" --out "$out" "$@" | tee "$out/stdout.txt"

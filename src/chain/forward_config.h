@@ -1,0 +1,51 @@
+// The `forward:` section: port-to-port forwarding without an NF (P2PNIC).
+//
+//   forward:
+//     - from: nic0
+//       to: nic1
+//       mode: zerocopy          # zerocopy (default) | copy
+//       route: routes/fwd.routes        # optional: the router's `routes:` forms, file or
+//                                       # {file: prefixes.txt, spread: [nic1]}; every next hop
+//                                       # must be `to`. TTL and checksum as the router does.
+//       descriptor_batch: 8     # frames per tx descriptor post (tail update); default 8
+//       flush_us: 20            # a partial group waits at most this long (default 20) while
+//                               # frames keep coming; an empty rx poll posts it at once
+//       burst: 32               # frames per rx poll (default 32)
+//       integrity: on           # sampled checksum rx -> tx (default off)
+//
+// A port is the `from` of at most one forward and then feeds no chain; the `to` of a forward
+// is the egress of nothing else (tx is single-threaded per port).
+// Errors: ConfigError naming file:line (unknown ports, sides missing, bad values, routes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config_node.h"
+#include "io/port.h"
+#include "nf/router/route_file.h"
+
+namespace gpunfv {
+
+class Router;
+
+enum class ForwardMode : uint8_t { zerocopy, copy };
+
+struct ForwardSpec {
+  std::string name;  // "from=>to"
+  uint16_t from = 0, to = 0;
+  ForwardMode mode = ForwardMode::zerocopy;
+  std::shared_ptr<const Router> route;  // null: no routing
+  uint32_t descriptor_batch = 8;
+  uint32_t flush_us = 20;
+  uint32_t burst = 32;
+  bool integrity = false;
+};
+
+// Parses `forward:` (a sequence). `ports` are the built ports, index = id.
+std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& port_id_of,
+                                        const std::vector<std::unique_ptr<Port>>& ports);
+
+}  // namespace gpunfv

@@ -1,0 +1,296 @@
+#include "io/dpdk_port.h"
+
+#if GPUNFV_HAVE_DPDK_PORT
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <pthread.h>
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace gpunfv {
+
+namespace {
+
+constexpr uint32_t kTxQueueFrames = 32;
+
+std::mutex g_eal_mutex;
+bool g_eal_ready = false;
+std::vector<std::string> g_eal_args;
+
+void init_eal_once(const ConfigNode& node) {
+  std::vector<std::string> args;
+  const bool given = node.has("eal");
+  if (given)
+    for (const ConfigNode& a : node["eal"].items()) args.push_back(a.as_string());
+  std::lock_guard lock(g_eal_mutex);
+  if (g_eal_ready) {
+    if (given && args != g_eal_args)
+      node["eal"].fail("eal: differs from the options EAL was initialised with (EAL runs once per "
+                       "process; give the same list or none)");
+    return;
+  }
+  if (!given) args = {"--in-memory"};
+  std::vector<std::string> argv_store{"gpunfv"};
+  argv_store.insert(argv_store.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_store) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  // rte_eal_init pins this thread to the main lcore; give it its old cores back.
+  cpu_set_t before;
+  const bool have_affinity = pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0;
+  int rc = rte_eal_init(int(argv.size() - 1), argv.data());
+  const int init_errno = rte_errno;
+  if (have_affinity) pthread_setaffinity_np(pthread_self(), sizeof before, &before);
+  // EALREADY: another part of this process (the DPDK peers of tests and benchmarks) brought
+  // the EAL up first; its options stand.
+  if (rc < 0 && init_errno == EALREADY) rc = 0;
+  if (rc < 0)
+    (given ? node["eal"] : node)
+        .fail(fmt::format("DPDK EAL initialisation failed: {} (options: {})",
+                          rte_strerror(init_errno), fmt::join(args, " ")));
+  g_eal_ready = true;
+  g_eal_args = args;
+}
+
+class DpdkPort final : public Port, public ZeroCopyIo {
+ public:
+  DpdkPort(const ConfigNode& node, uint16_t id);
+  ~DpdkPort() override;
+
+  std::string_view type() const override { return "dpdk"; }
+  bool has_rx() const override { return true; }
+  bool has_tx() const override { return true; }
+  uint32_t rx_burst(Batch& b, uint32_t max) override;
+  bool rx_done() const override { return false; }
+  bool tx(const BatchView& b, uint32_t i) override;
+  void tx_burst_end() override { send_queued(); }
+  void flush() override { send_queued(); }
+  uint32_t max_frame_bytes() const override { return mtu_ + 18; }
+  std::string describe() const override;
+  ZeroCopyIo* zero_copy() override { return this; }
+
+  std::string_view zc_kind() const override { return "dpdk-mbuf"; }
+  uint32_t zc_rx(FrameRef* out, uint32_t max) override;
+  uint32_t zc_tx(const FrameRef* frames, uint32_t n) override;
+  void zc_free(const FrameRef* frames, uint32_t n) override;
+
+ private:
+  void send_queued();
+
+  std::string device_;
+  uint16_t port_id_ = 0;
+  uint16_t rx_queues_ = 1, tx_queues_ = 1, rx_turn_ = 0;
+  uint32_t mtu_ = 1500;
+  bool rss_ = false, promiscuous_ = false;
+  rte_mempool* pool_ = nullptr;
+  std::vector<rte_mbuf*> tx_queued_;
+  uint64_t lost_after_post_ = 0;
+};
+
+DpdkPort::DpdkPort(const ConfigNode& node, uint16_t id) : Port(node.str("name"), id) {
+  node.only_keys({"name", "type", "device", "args", "eal", "rx_queues", "tx_queues", "rx_desc",
+                  "tx_desc", "mbufs", "mtu", "promiscuous"});
+  device_ = node.str("device");
+  if (device_.empty()) node["device"].fail("device: expected a PCI address or a vdev name");
+  const std::string args = node.str_or("args", "");
+  rx_queues_ = uint16_t(node.int_or("rx_queues", 1, 1, 1024));
+  tx_queues_ = uint16_t(node.int_or("tx_queues", 1, 1, 1024));
+  const uint16_t rx_desc = uint16_t(node.int_or("rx_desc", 1024, 32, 32768));
+  const uint16_t tx_desc = uint16_t(node.int_or("tx_desc", 1024, 32, 32768));
+  const uint32_t mbufs = uint32_t(node.int_or("mbufs", 16383, 1023, 1 << 24));
+  bool want_promisc = true;
+  if (auto p = node.get("promiscuous")) want_promisc = p->as_bool();
+  init_eal_once(node);
+
+  if (rte_eth_dev_get_port_by_name(device_.c_str(), &port_id_) != 0) {
+    // Not probed at EAL init: a vdev is created here (hot-plug), a PCI device must be bound.
+    std::string devargs = args.empty() ? device_ : device_ + "," + args;
+    if (rte_dev_probe(devargs.c_str()) != 0 ||
+        rte_eth_dev_get_port_by_name(device_.c_str(), &port_id_) != 0)
+      node["device"].fail(fmt::format(
+          "DPDK device '{}' not found ({}): a PCI NIC must be bound to vfio-pci, a vdev name "
+          "must start with a driver name such as net_ring, net_pcap, net_af_packet, net_memif",
+          devargs, rte_strerror(rte_errno)));
+  } else if (!args.empty()) {
+    node["args"].fail("args: given, but device '" + device_ + "' already exists (probed by EAL)");
+  }
+
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(port_id_, &info) != 0) node.fail("cannot query device " + device_);
+  if (rx_queues_ > info.max_rx_queues || tx_queues_ > info.max_tx_queues)
+    node.fail(fmt::format("device {} offers {} rx / {} tx queues", device_, info.max_rx_queues,
+                          info.max_tx_queues));
+  rte_eth_conf conf{};
+  if (rx_queues_ > 1 && info.flow_type_rss_offloads != 0) {
+    rss_ = true;
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP & info.flow_type_rss_offloads;
+  }
+  if (rte_eth_dev_configure(port_id_, rx_queues_, tx_queues_, &conf) != 0)
+    node.fail("rte_eth_dev_configure failed for " + device_ + ": " + rte_strerror(rte_errno));
+  if (auto m = node.get("mtu")) {
+    int rc = rte_eth_dev_set_mtu(port_id_, uint16_t(m->as_int(68, 9600)));
+    if (rc != 0) m->fail("cannot set the MTU of " + device_ + ": " + rte_strerror(-rc));
+  }
+  uint16_t mtu = 1500;
+  if (rte_eth_dev_get_mtu(port_id_, &mtu) == 0) mtu_ = mtu;
+
+  const int socket = rte_eth_dev_socket_id(port_id_);
+  const uint32_t buf = std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, mtu_ + 18 + RTE_PKTMBUF_HEADROOM);
+  pool_ = rte_pktmbuf_pool_create(("gpunfv_" + std::to_string(id)).c_str(), mbufs, 256, 0,
+                                  uint16_t(std::min<uint32_t>(buf, 65535)),
+                                  socket < 0 ? int(SOCKET_ID_ANY) : socket);
+  if (!pool_) node.fail("cannot create the mbuf pool of " + device_ + ": " + rte_strerror(rte_errno));
+  for (uint16_t q = 0; q < rx_queues_; ++q)
+    if (rte_eth_rx_queue_setup(port_id_, q, rx_desc, socket < 0 ? SOCKET_ID_ANY : socket,
+                               nullptr, pool_) != 0)
+      node.fail(fmt::format("rx queue {} setup failed for {}", q, device_));
+  for (uint16_t q = 0; q < tx_queues_; ++q)
+    if (rte_eth_tx_queue_setup(port_id_, q, tx_desc, socket < 0 ? SOCKET_ID_ANY : socket,
+                               nullptr) != 0)
+      node.fail(fmt::format("tx queue {} setup failed for {}", q, device_));
+  if (rte_eth_dev_start(port_id_) != 0)
+    node.fail("cannot start " + device_ + ": " + rte_strerror(rte_errno));
+  if (want_promisc) promiscuous_ = rte_eth_promiscuous_enable(port_id_) == 0;
+  tx_queued_.reserve(kTxQueueFrames);
+}
+
+DpdkPort::~DpdkPort() {
+  send_queued();
+  if (lost_after_post_)
+    fmt::print(stderr, "gpunfv: port '{}': {} frames lost after tx (device did not drain)\n",
+               name(), lost_after_post_);
+  rte_eth_dev_stop(port_id_);
+  rte_eth_dev_close(port_id_);
+  rte_mempool_free(pool_);
+}
+
+uint32_t DpdkPort::rx_burst(Batch& b, uint32_t max) {
+  BatchView v = b.view();
+  const uint32_t first = b.count();
+  uint32_t want = std::min(max, b.capacity() - first);
+  uint8_t* slots = v.data.framework_data();
+  uint32_t n = 0;
+  rte_mbuf* mbufs[64];
+  uint64_t now = 0;
+  for (uint16_t tried = 0; tried < rx_queues_ && n < want; ++tried) {
+    const uint16_t q = rx_turn_;
+    rx_turn_ = uint16_t((rx_turn_ + 1) % rx_queues_);
+    const uint16_t got = rte_eth_rx_burst(port_id_, q, mbufs, uint16_t(std::min<uint32_t>(want - n, 64)));
+    if (got && !now) now = realtime_ns();
+    for (uint16_t k = 0; k < got; ++k) {
+      const uint32_t slot = first + n + k;
+      const uint32_t len = rte_pktmbuf_pkt_len(mbufs[k]);
+      // rte_pktmbuf_read copies only a segmented frame; a contiguous one it points into.
+      uint8_t* dst = slots + size_t(slot) * v.stride;
+      const uint32_t n_copy = std::min(len, v.stride);
+      const void* src = rte_pktmbuf_read(mbufs[k], 0, n_copy, dst);
+      if (src && src != dst) std::memcpy(dst, src, n_copy);
+      v.len[slot] = uint16_t(std::min<uint32_t>(len, 0xFFFF));
+      v.port[slot] = id();
+      v.wire_ns[slot] = now;
+    }
+    rte_pktmbuf_free_bulk(mbufs, got);
+    n += got;
+  }
+  b.set_count(first + n);
+  return n;
+}
+
+bool DpdkPort::tx(const BatchView& b, uint32_t i) {
+  const uint32_t len = b.len[i];
+  if (len > b.stride) return false;
+  rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+  if (!m) {
+    send_queued();  // frees completed mbufs in most drivers
+    m = rte_pktmbuf_alloc(pool_);
+    if (!m) return false;
+  }
+  char* dst = rte_pktmbuf_append(m, uint16_t(len));
+  if (!dst) {
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  std::memcpy(dst, b.data.subspan(size_t(i) * b.stride, len).framework_data(), len);
+  tx_queued_.push_back(m);
+  if (tx_queued_.size() >= kTxQueueFrames) send_queued();
+  return true;
+}
+
+void DpdkPort::send_queued() {
+  uint32_t sent = 0;
+  const uint32_t n = uint32_t(tx_queued_.size());
+  const uint64_t give_up = n ? monotonic_ns() + 1'000'000'000ull : 0;
+  while (sent < n) {
+    sent += rte_eth_tx_burst(port_id_, 0, tx_queued_.data() + sent, uint16_t(n - sent));
+    if (sent < n && monotonic_ns() > give_up) {
+      rte_pktmbuf_free_bulk(tx_queued_.data() + sent, n - sent);
+      lost_after_post_ += n - sent;
+      break;
+    }
+  }
+  tx_queued_.clear();
+}
+
+uint32_t DpdkPort::zc_rx(FrameRef* out, uint32_t max) {
+  rte_mbuf* mbufs[64];
+  const uint16_t got = rte_eth_rx_burst(port_id_, 0, mbufs, uint16_t(std::min<uint32_t>(max, 64)));
+  const uint64_t now = 0;  // the forwarder keeps its own times; no clock read per burst
+  for (uint16_t k = 0; k < got; ++k)
+    out[k] = FrameRef{rte_pktmbuf_mtod(mbufs[k], uint8_t*), rte_pktmbuf_data_len(mbufs[k]), now,
+                      reinterpret_cast<uintptr_t>(mbufs[k])};
+  return got;
+}
+
+uint32_t DpdkPort::zc_tx(const FrameRef* frames, uint32_t n) {
+  rte_mbuf* mbufs[256];
+  n = std::min<uint32_t>(n, 256);
+  for (uint32_t k = 0; k < n; ++k) mbufs[k] = reinterpret_cast<rte_mbuf*>(frames[k].handle);
+  return rte_eth_tx_burst(port_id_, 0, mbufs, uint16_t(n));
+}
+
+void DpdkPort::zc_free(const FrameRef* frames, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) rte_pktmbuf_free(reinterpret_cast<rte_mbuf*>(frames[k].handle));
+}
+
+std::string DpdkPort::describe() const {
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(port_id_, &info);
+  return fmt::format("dpdk {} (driver {}, port {}) rxq={}{} txq={} mtu={}{}", device_,
+                     info.driver_name ? info.driver_name : "?", port_id_, rx_queues_,
+                     rss_ ? " rss" : "", tx_queues_, mtu_, promiscuous_ ? " promisc" : "");
+}
+
+}  // namespace
+
+std::unique_ptr<Port> make_dpdk_port(const ConfigNode& node, uint16_t id) {
+  return std::make_unique<DpdkPort>(node, id);
+}
+
+}  // namespace gpunfv
+
+#else  // no DPDK at build time
+
+namespace gpunfv {
+
+std::unique_ptr<Port> make_dpdk_port(const ConfigNode& node, uint16_t) {
+  node["type"].fail("this build has no DPDK port (libdpdk was not found at build time; install "
+                    "libdpdk-dev and re-run cmake)");
+}
+
+}  // namespace gpunfv
+
+#endif

@@ -1,0 +1,344 @@
+#include "io/forward/forwarder.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/batch.h"
+#include "core/clock.h"
+#include "core/parse.h"
+#include "io/forward/sampled_integrity.h"
+#include "nf/router/router.h"
+
+namespace gpunfv {
+
+namespace {
+
+// Latency and flush timing read the TSC (invariant on the hosts we run on): clock_gettime costs
+// up to a few hundred ns in some VMs (a quarter of the forwarding loop in a profile), while the
+// loop reads the time once per burst. Calibrated once against CLOCK_MONOTONIC.
+class LoopClock {
+ public:
+  LoopClock() {
+#if defined(__x86_64__)
+    const uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
+    while (monotonic_ns() - t0 < 2'000'000) {
+    }
+    const uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
+    ns_per_cycle_ = double(t1 - t0) / double(c1 - c0);
+#endif
+  }
+  uint64_t now() const {
+#if defined(__x86_64__)
+    return uint64_t(double(__builtin_ia32_rdtsc()) * ns_per_cycle_);
+#else
+    return monotonic_ns();
+#endif
+  }
+
+ private:
+  double ns_per_cycle_ = 1;
+};
+
+const LoopClock& loop_clock() {
+  static const LoopClock clock;
+  return clock;
+}
+
+// Runs the router's per-packet logic on one frame in place, through a one-packet batch view
+// over the frame's own buffer (an mbuf, a UMEM frame or a batch slot).
+DropReason route_frame(const RouterView& rv, uint8_t* frame, uint32_t len) {
+  PacketHeaders h{};
+  IsoSpan<uint8_t> data(frame, len);
+  DropReason r = parse_headers(IsoSpan<const uint8_t>(frame, len), h);
+  if (r != DropReason::none) return r;
+  uint16_t len16 = uint16_t(len), out = kNoPort, port = 0;
+  BatchView v{};
+  v.count = v.capacity = 1;
+  v.stride = len;
+  v.data = data;
+  v.len = IsoSpan<uint16_t>(&len16, 1);
+  v.port = IsoSpan<uint16_t>(&port, 1);
+  v.out_port = IsoSpan<uint16_t>(&out, 1);
+  v.headers = IsoSpan<PacketHeaders>(&h, 1);
+  return RouterLogic{}(rv, PacketRef(v, 0));
+}
+
+}  // namespace
+
+Forwarder::Forwarder(const ForwardSpec& spec, Port& from, Port& to, PortCounters& from_pc,
+                     PortCounters& to_pc)
+    : spec_(spec), from_(from), to_(to), from_pc_(from_pc), to_pc_(to_pc) {
+  if (spec_.mode == ForwardMode::zerocopy) {
+    ZeroCopyIo* a = from_.zero_copy();
+    ZeroCopyIo* b = to_.zero_copy();
+    if (!a || !b)
+      fallback_reason_ = fmt::format("{} port '{}' cannot hand buffers over",
+                                     (!a ? from_ : to_).type(), (!a ? from_ : to_).name());
+    else if (a->zc_kind() != b->zc_kind())
+      fallback_reason_ = fmt::format("buffers of kind {} and {} cannot be exchanged",
+                                     a->zc_kind(), b->zc_kind());
+    else
+      zc_from_ = a, zc_to_ = b;
+    if (!zc_from_)
+      fmt::print(stderr, "gpunfv: forward {}: zero-copy not possible ({}), copying instead\n",
+                 spec_.name, fallback_reason_);
+  }
+}
+
+Forwarder::~Forwarder() = default;
+
+std::string Forwarder::describe() const {
+  std::string s = fmt::format("forward {} {}", spec_.name, zero_copy() ? "zero-copy" : "copy");
+  if (!fallback_reason_.empty()) s += " (zerocopy asked: " + fallback_reason_ + ")";
+  s += fmt::format(", descriptor_batch {}", spec_.descriptor_batch);
+  if (spec_.route) s += ", routed";
+  if (spec_.integrity) s += ", sampled integrity";
+  return s;
+}
+
+bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& why) const {
+  if (spec_.route) {
+    why = route_frame(spec_.route->host_view(), frame, len);
+    if (why != DropReason::none) return false;
+  }
+  // After routing: the checksum covers the bytes that are meant to leave.
+  if (spec_.integrity) sum = sampled_integrity(frame, len);
+  return true;
+}
+
+// Counts accumulate here and reach the shared PortCounters every 64 loop turns (publish()):
+// the two directions of a port pair write the same counters, and an atomic add per burst on
+// a shared cache line cost more than the forwarding itself.
+void Forwarder::count_rx(uint32_t n, uint64_t bytes) {
+  local_.rx += n;
+  local_.rx_bytes += bytes;
+}
+
+void Forwarder::count_drop(DropReason r) {
+  result_.drops.add(r);
+  ++local_.dropped;
+}
+
+void Forwarder::count_tx(uint32_t n, uint64_t bytes) {
+  local_.tx += n;
+  local_.tx_bytes += bytes;
+}
+
+void Forwarder::publish() {
+  auto add = [](std::atomic<uint64_t>& a, uint64_t& v) {
+    if (v) a.fetch_add(v, std::memory_order_relaxed), v = 0;
+  };
+  add(from_pc_.rx_packets, local_.rx);
+  add(from_pc_.rx_bytes, local_.rx_bytes);
+  add(from_pc_.dropped_total, local_.dropped);
+  uint64_t tx = local_.tx;
+  add(to_pc_.tx_packets, local_.tx);
+  add(to_pc_.tx_bytes, local_.tx_bytes);
+  add(from_pc_.forwarded, tx);
+}
+
+// An empty poll spins (about half a millisecond of pause instructions) before it gives the core
+// away: a yield is a system call, and on a busy core it hands the CPU to another task for a
+// whole time slice, far longer than the gap until the next burst while traffic flows.
+void Forwarder::idle(uint32_t& empty_polls) {
+  if (++empty_polls < 16384) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+    return;
+  }
+  empty_polls = 0;
+  publish();
+  std::this_thread::yield();
+}
+
+void Forwarder::run(const std::function<bool()>& stop) {
+  if (zero_copy())
+    run_zero_copy(stop);
+  else
+    run_copy(stop);
+}
+
+// Zero-copy: frames stay in the rx port's buffers; a post hands up to descriptor_batch of them
+// to the tx port in one zc_tx call (one descriptor tail update). Arrays are sized once: at most
+// burst + descriptor_batch - 1 frames wait between posts.
+void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
+  const LoopClock& clock = loop_clock();
+  const uint32_t db = spec_.descriptor_batch;
+  const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
+  const size_t cap = spec_.burst + db;
+  std::vector<FrameRef> rx(spec_.burst), pending(cap);
+  std::vector<uint64_t> rx_ns(cap);
+  std::vector<uint32_t> sums(cap);
+  size_t head = 0, tail = 0;  // pending[head, tail) wait for their post
+  uint32_t empty_polls = 0, turns = 0;
+
+  auto post = [&](uint32_t count) {
+    // Verify first: a frame whose sampled bytes changed is not sent.
+    uint32_t keep = count;
+    if (spec_.integrity) {
+      keep = 0;
+      for (uint32_t k = 0; k < count; ++k) {
+        const size_t at = head + k, to = head + keep;
+        if (sampled_integrity(pending[at].data, pending[at].len) != sums[at]) {
+          zc_from_->zc_free(&pending[at], 1);
+          count_drop(DropReason::integrity_mismatch);
+          continue;
+        }
+        pending[to] = pending[at], rx_ns[to] = rx_ns[at];
+        ++keep;
+      }
+    }
+    FrameRef* group = pending.data() + head;
+    uint32_t sent = 0;
+    for (int tries = 0; sent < keep && tries < 1000; ++tries)
+      sent += zc_to_->zc_tx(group + sent, keep - sent);
+    ++result_.posts;
+    const uint64_t now = clock.now();
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < sent; ++k) bytes += group[k].len;
+    // Frames of one rx burst share their rx time: one histogram update per run of them.
+    for (uint32_t k = 0; k < sent;) {
+      uint32_t run = 1;
+      while (k + run < sent && rx_ns[head + k + run] == rx_ns[head + k]) ++run;
+      result_.latency.record(now - rx_ns[head + k], run);
+      k += run;
+    }
+    count_tx(sent, bytes);
+    if (sent < keep) {
+      zc_to_->zc_free(group + sent, keep - sent);
+      for (uint32_t k = sent; k < keep; ++k) count_drop(DropReason::port_tx_error);
+    }
+    head += count;
+    if (head == tail) head = tail = 0;
+  };
+
+  for (;;) {
+    const bool stopping = stop() || from_.rx_done();
+    // Waiting frames move to the front so a full burst always fits behind them.
+    if (head > 0) {
+      std::copy(pending.begin() + head, pending.begin() + tail, pending.begin());
+      std::copy(rx_ns.begin() + head, rx_ns.begin() + tail, rx_ns.begin());
+      std::copy(sums.begin() + head, sums.begin() + tail, sums.begin());
+      tail -= head, head = 0;
+    }
+    const uint32_t n = stopping ? 0 : zc_from_->zc_rx(rx.data(), spec_.burst);
+    const uint64_t now = n || tail > head ? clock.now() : 0;
+    if (n) {
+      uint64_t bytes = 0;
+      for (uint32_t k = 0; k < n; ++k) bytes += rx[k].len;
+      count_rx(n, bytes);
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t sum = 0;
+      DropReason why = DropReason::none;
+      if ((spec_.route || spec_.integrity) && !on_rx(rx[k].data, rx[k].len, sum, why)) {
+        zc_from_->zc_free(&rx[k], 1);
+        count_drop(why);
+        continue;
+      }
+      if (between_rx_and_tx) between_rx_and_tx(rx[k].data, rx[k].len);
+      pending[tail] = rx[k], rx_ns[tail] = now, sums[tail] = sum;
+      ++tail;
+    }
+    while (tail - head >= db) post(db);
+    // A partial group waits for more frames only while more keep coming (at most flush_us).
+    if (tail > head && (stopping || n == 0 || now - rx_ns[head] >= flush_ns))
+      post(uint32_t(tail - head));
+    if (stopping) break;
+    if (n == 0)
+      idle(empty_polls);
+    else if (++turns % 64 == 0)
+      publish(), empty_polls = 0;
+  }
+  publish();
+}
+
+// Copy: rx_burst copies frames into a batch of our own, tx copies them out again; posts are
+// tx_burst_end() calls every descriptor_batch frames.
+void Forwarder::run_copy(const std::function<bool()>& stop) {
+  const LoopClock& clock = loop_clock();
+  const uint32_t db = spec_.descriptor_batch;
+  const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
+  const uint32_t capacity = std::max(spec_.burst, db) * 2;
+  const uint32_t stride = (std::max<uint32_t>(from_.max_frame_bytes(), 64) + 63) / 64 * 64;
+  Batch batch(capacity, stride, MemoryKind::host);
+  std::vector<uint64_t> rx_ns(capacity);
+  std::vector<uint32_t> sums(capacity);
+  std::vector<uint8_t> alive(capacity);
+  uint32_t posted = 0, empty_polls = 0, turns = 0;
+
+  auto post = [&](uint32_t count) {
+    BatchView v = batch.view();
+    const uint64_t now = clock.now();
+    uint32_t sent = 0;
+    uint64_t bytes = 0;
+    for (uint32_t i = posted; i < posted + count; ++i) {
+      if (!alive[i]) continue;
+      uint8_t* frame = v.data.framework_data() + size_t(i) * v.stride;
+      if (spec_.integrity && sampled_integrity(frame, v.len[i]) != sums[i]) {
+        count_drop(DropReason::integrity_mismatch);
+        continue;
+      }
+      if (!to_.tx(v, i)) {
+        count_drop(DropReason::port_tx_error);
+        continue;
+      }
+      ++sent;
+      bytes += v.len[i];
+      result_.latency.record(now - rx_ns[i]);
+    }
+    to_.tx_burst_end();
+    ++result_.posts;
+    count_tx(sent, bytes);
+    result_.copied_bytes += bytes;  // the tx copy; the rx copy is counted at rx
+    posted += count;
+    if (posted == batch.count()) batch.set_count(posted = 0);
+  };
+
+  for (;;) {
+    const bool stopping = stop() || from_.rx_done();
+    const uint32_t before = batch.count();
+    const uint32_t n =
+        stopping ? 0 : from_.rx_burst(batch, std::min(spec_.burst, capacity - before));
+    const uint64_t now = n || batch.count() > posted ? clock.now() : 0;
+    BatchView v = batch.view();
+    uint64_t bytes = 0;
+    for (uint32_t i = before; i < before + n; ++i) {
+      bytes += v.len[i];
+      rx_ns[i] = now;
+      alive[i] = 0;
+      if (v.len[i] > v.stride) {
+        count_drop(DropReason::oversize);
+        continue;
+      }
+      uint8_t* frame = v.data.framework_data() + size_t(i) * v.stride;
+      DropReason why = DropReason::none;
+      if (!on_rx(frame, v.len[i], sums[i], why)) {
+        count_drop(why);
+        continue;
+      }
+      if (between_rx_and_tx) between_rx_and_tx(frame, v.len[i]);
+      alive[i] = 1;
+    }
+    if (n) {
+      count_rx(n, bytes);
+      result_.copied_bytes += bytes;
+    }
+    while (batch.count() - posted >= db) post(db);
+    const uint32_t left = batch.count() - posted;
+    if (left && (stopping || n == 0 || batch.count() == capacity || now - rx_ns[posted] >= flush_ns))
+      post(left);
+    if (stopping) break;
+    if (n == 0)
+      idle(empty_polls);
+    else if (++turns % 64 == 0)
+      publish(), empty_polls = 0;
+  }
+  to_.flush();
+  publish();
+}
+
+}  // namespace gpunfv

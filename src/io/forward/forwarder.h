@@ -1,0 +1,77 @@
+// One `forward:` entry at run time: a loop on its own thread that moves frames from one port
+// to another without an NF, zero-copy (descriptor hand-over, io/zero_copy.h) when both ports
+// offer the same kind, by copying otherwise. Optional routing (the router's DIR-24-8 and
+// RouterLogic), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
+// posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
+// posted when an rx poll finds nothing more, or after `flush_us` while frames keep trickling in
+// (so batching costs latency only while traffic flows, never a stall when it stops).
+//
+// Counting: rx, forwarded, drops and tx go into the ports' PortCounters every few dozen loop
+// turns and when the loop idles or ends (the progress line sees them); drops by reason and latency (rx -> tx post) are kept here and
+// merged into the run's stats when the thread ends, so rx = tx + drops holds per port.
+// Host loop only: a GPU ring pair will have its own forwarder kernel with the same counters.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chain/forward_config.h"
+#include "io/port.h"
+#include "telemetry/counters.h"
+#include "telemetry/latency_histogram.h"
+
+namespace gpunfv {
+
+struct ForwardResult {
+  DropCounts drops;
+  LatencyHistogram latency;
+  uint64_t posts = 0;         // tx descriptor posts (tail updates)
+  uint64_t copied_bytes = 0;  // bytes gpunfv copied (0 when zero-copy)
+};
+
+class Forwarder {
+ public:
+  Forwarder(const ForwardSpec& spec, Port& from, Port& to, PortCounters& from_pc,
+            PortCounters& to_pc);
+  ~Forwarder();
+
+  // Runs until `stop()` returns true or the source is exhausted (a file port).
+  void run(const std::function<bool()>& stop);
+
+  bool zero_copy() const { return zc_from_ != nullptr; }
+  const ForwardResult& result() const { return result_; }
+  std::string describe() const;
+
+  // Test hook, called for every frame between its rx and its tx (a test corrupts bytes here).
+  std::function<void(uint8_t* frame, uint32_t len)> between_rx_and_tx;
+
+ private:
+  void run_zero_copy(const std::function<bool()>& stop);
+  void run_copy(const std::function<bool()>& stop);
+  // Routing and the rx-side checksum of one frame; false (and `why`) if it is dropped.
+  bool on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& why) const;
+  void count_rx(uint32_t n, uint64_t bytes);
+  void count_drop(DropReason r);
+  void count_tx(uint32_t n, uint64_t bytes);
+  void publish();
+  void idle(uint32_t& empty_polls);
+
+  ForwardSpec spec_;
+  Port& from_;
+  Port& to_;
+  PortCounters& from_pc_;
+  PortCounters& to_pc_;
+  ZeroCopyIo* zc_from_ = nullptr;
+  ZeroCopyIo* zc_to_ = nullptr;
+  std::string fallback_reason_;
+  ForwardResult result_;
+  struct {
+    uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;
+  } local_;  // not yet published to the PortCounters
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,38 @@
+// Zero-copy frame hand-over between two ports of the same kind (P2PNIC's descriptor hand-over):
+// the buffer a frame was received into is the buffer it is sent from. A port that can do it
+// returns a ZeroCopyIo from Port::zero_copy(); `forward:` with mode zerocopy uses it when both
+// ends return one of the same kind (zc_kind), and falls back to copying otherwise.
+//
+// Kinds: "dpdk-mbuf" (rte_mbuf pointers: rx_burst on one port, tx_burst on the other; any two
+// DPDK ports qualify). A later GPU ring port adds its own kind, whose forwarder runs on the
+// device; the host loop in io/forward/forwarder.cpp is for host-visible buffers only.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpunfv {
+
+// One received frame, in place. `handle` is the port's own token for the buffer
+// (an rte_mbuf*); only ports of the same zc_kind understand each other's handles.
+struct FrameRef {
+  uint8_t* data = nullptr;
+  uint32_t len = 0;
+  uint64_t wire_ns = 0;
+  uintptr_t handle = 0;
+};
+
+class ZeroCopyIo {
+ public:
+  virtual ~ZeroCopyIo() = default;
+  virtual std::string_view zc_kind() const = 0;
+  // Up to `max` received frames, in place; the caller owns them until it sends or frees them.
+  virtual uint32_t zc_rx(FrameRef* out, uint32_t max) = 0;
+  // Posts frames[0..n) for transmission, in order; returns how many were taken (the port owns
+  // them from then on). The caller retries or frees the rest.
+  virtual uint32_t zc_tx(const FrameRef* frames, uint32_t n) = 0;
+  // Returns frames that will not be sent (drops) to their pool.
+  virtual void zc_free(const FrameRef* frames, uint32_t n) = 0;
+};
+
+}  // namespace gpunfv

@@ -1,0 +1,129 @@
+// The dpdk port on DPDK's virtual devices, in-process and without privileges (--no-huge,
+// --no-pci): net_ring (a port whose tx ring is its own rx ring), and a zero-copy forward
+// between two of them through the Forwarder.
+#include "io/dpdk_port.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "chain/forward_config.h"
+#include "io/forward/forwarder.h"
+#include "io/pcap_port.h"
+#include "tests/io/port_test_util.h"
+
+#if GPUNFV_HAVE_DPDK_PORT
+
+namespace gpunfv {
+namespace {
+
+using test::yaml_node;
+
+// EAL runs once per process: every test gives the same options, with the memory the DPDK
+// peers' tests (rte_lpm, rte_acl) need in case these run first.
+const char* kEal = "eal: [--no-huge, --no-pci, -m, '1024', --no-shconf, --no-telemetry, --log-level=error]";
+
+std::unique_ptr<Port> ring_port(const std::string& name, uint16_t id) {
+  return make_dpdk_port(yaml_node("{name: " + name + ", type: dpdk, device: " + name + ", " + kEal + "}"), id);
+}
+
+test::Received sip_frames(uint32_t limit) {
+  PcapPort trace(yaml_node("{name: t, type: pcap, rx: " + test::trace_path("SIP_CALL_RTP_G711.pcap") + "}"), 9);
+  return test::drain(trace, 2048, 64, limit);
+}
+
+// Puts frames into a port through its tx side (for net_ring, they come back on its rx side).
+void send(Port& p, const test::Received& frames) {
+  Batch b(uint32_t(frames.size()), 2048, MemoryKind::host);
+  BatchView v = b.view();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    std::memcpy(v.data.framework_data() + i * 2048, frames.bytes[i].data(), frames.len[i]);
+    v.len[i] = frames.len[i];
+  }
+  b.set_count(uint32_t(frames.size()));
+  v = b.view();
+  for (uint32_t i = 0; i < v.count; ++i) ASSERT_TRUE(p.tx(v, i));
+  p.tx_burst_end();
+}
+
+test::Received receive(Port& p, size_t want) {
+  Batch b(64, 2048, MemoryKind::host);
+  test::Received out;
+  for (int idle = 0; out.size() < want && idle < 100000; ++idle) {
+    b.set_count(0);
+    if (p.rx_burst(b, 64)) test::append_batch(b, 0, out), idle = 0;
+  }
+  return out;
+}
+
+TEST(DpdkPort, NetRingRoundTrip) {
+  auto port = ring_port("net_ring0", 0);
+  EXPECT_NE(port->describe().find("net_ring0"), std::string::npos) << port->describe();
+  auto frames = sip_frames(300);
+  ASSERT_EQ(frames.size(), 300u);
+  for (size_t at = 0; at < frames.size(); at += 100) {  // within the ring's size per round
+    test::Received part;
+    for (size_t i = at; i < at + 100; ++i)
+      part.bytes.push_back(frames.bytes[i]), part.len.push_back(frames.len[i]);
+    send(*port, part);
+    auto got = receive(*port, 100);
+    ASSERT_EQ(got.size(), 100u);
+    EXPECT_TRUE(got.bytes == part.bytes);
+    for (uint16_t p : got.port) EXPECT_EQ(p, 0);
+  }
+  ASSERT_NE(port->zero_copy(), nullptr);
+  EXPECT_EQ(port->zero_copy()->zc_kind(), "dpdk-mbuf");
+}
+
+TEST(DpdkPort, ZeroCopyForwardHandsMbufsOverAndChecksIntegrity) {
+  auto a = ring_port("net_ring1", 0), b = ring_port("net_ring2", 1);
+  auto frames = sip_frames(200);
+  send(*a, frames);
+  ForwardSpec spec;
+  spec.name = "a=>b";
+  spec.from = 0, spec.to = 1;
+  spec.integrity = true;
+  spec.descriptor_batch = 8;
+  PortCounters ca, cb;
+  Forwarder fw(spec, *a, *b, ca, cb);
+  ASSERT_TRUE(fw.zero_copy());
+  uint64_t seen = 0;
+  fw.between_rx_and_tx = [&](uint8_t* f, uint32_t len) {
+    if (seen++ % 10 == 0) f[42] ^= 0x10;  // a sampled byte: these 20 frames must be dropped
+  };
+  fw.run([&] { return ca.rx_packets.load() >= 200; });
+  EXPECT_EQ(seen, 200u);
+  EXPECT_EQ(fw.result().drops[DropReason::integrity_mismatch], 20u);
+  EXPECT_EQ(cb.tx_packets.load(), 180u);
+  EXPECT_EQ(fw.result().copied_bytes, 0u);
+  EXPECT_GE(fw.result().posts, 180u / 8);
+  auto got = receive(*b, 180);
+  ASSERT_EQ(got.size(), 180u);
+  size_t j = 0;
+  for (size_t i = 0; i < 200; ++i)
+    if (i % 10 != 0) EXPECT_TRUE(got.bytes[j++] == frames.bytes[i]) << i;
+}
+
+TEST(DpdkPort, ConfigErrors) {
+  auto fails = [](const std::string& yaml, const std::string& needle) {
+    try {
+      make_dpdk_port(yaml_node(yaml), 0);
+      ADD_FAILURE() << "expected a ConfigError for " << yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  fails(std::string("{name: x, type: dpdk, device: net_ring5, rx_qeues: 2, ") + kEal + "}",
+        "unknown key 'rx_qeues'");
+  fails(std::string("{name: x, type: dpdk, device: net_nosuchdriver0, ") + kEal + "}",
+        "DPDK device 'net_nosuchdriver0' not found");
+  fails("{name: x, type: dpdk, device: net_ring6, eal: [--no-pci]}",
+        "differs from the options EAL was initialised with");
+  fails(std::string("{name: x, type: dpdk, device: net_ring7, rx_queues: 64, ") + kEal + "}",
+        "offers");
+}
+
+}  // namespace
+}  // namespace gpunfv
+
+#endif
