@@ -57,7 +57,7 @@ def run_live(ns, gpunfv, tmp: Path, config: Path, send_dev: str,
 
 def test_afpacket_router_chain_on_veth(netns, gpunfv, tmp_path):
     ns = netns
-    ns.veth("src", "in0")    # tcpreplay -> src ... in0: gpunfv rx
+    ns.veth("vsrc", "in0")    # tcpreplay -> vsrc ... in0: gpunfv rx
     ns.veth("p1", "p1cap")   # gpunfv tx p1 ... p1cap: tcpdump
     ns.veth("p2", "p2cap")
     config = write_config(
@@ -68,7 +68,7 @@ def test_afpacket_router_chain_on_veth(netns, gpunfv, tmp_path):
         nfs=[{"name": "r1", "type": "router", "routes": EXAMPLE_ROUTES}],
         chains=[{"from": "in", "path": ["r1"]}],
         settings={"batch_size": 256, "batches": 8})
-    report, got, _ = run_live(ns, gpunfv, tmp_path, config, "src", {"p1": "p1cap", "p2": "p2cap"})
+    report, got, _ = run_live(ns, gpunfv, tmp_path, config, "vsrc", {"p1": "p1cap", "p2": "p2cap"})
 
     routes = load_routes(EXAMPLE_ROUTES)
     _, frames = read_pcap(SIP_TRACE)
@@ -90,7 +90,7 @@ def test_afpacket_router_chain_on_veth(netns, gpunfv, tmp_path):
 
 def test_afpacket_forward_on_veth_is_identical(netns, gpunfv, tmp_path):
     ns = netns
-    ns.veth("src", "fwa")
+    ns.veth("vsrc", "fwa")
     ns.veth("fwb", "bcap")
     config = tmp_path / "fwd.yaml"
     config.write_text(
@@ -99,7 +99,7 @@ def test_afpacket_forward_on_veth_is_identical(netns, gpunfv, tmp_path):
         "  - {name: b, type: afpacket, interface: fwb, rx: false, tx_kick: 8}\n"
         "forward:\n"
         "  - {from: a, to: b, mode: zerocopy, integrity: on, descriptor_batch: 8}\n")
-    report, got, err = run_live(ns, gpunfv, tmp_path, config, "src", {"b": "bcap"})
+    report, got, err = run_live(ns, gpunfv, tmp_path, config, "vsrc", {"b": "bcap"})
     # AF_PACKET cannot hand buffers over: the forward copies and says so.
     assert "zero-copy not possible (afpacket port 'a' cannot hand buffers over)" in err, err
     assert report["forwards"][0]["mode"] == "copy"
@@ -154,7 +154,7 @@ def afxdp_or_skip(gpunfv, ns, tmp_path) -> None:
 def test_afxdp_router_chain_on_veth(netns, gpunfv, tmp_path):
     ns = netns
     afxdp_or_skip(gpunfv, ns, tmp_path)
-    ns.veth("src", "in0")
+    ns.veth("vsrc", "in0")
     ns.veth("p1", "p1cap")
     ns.veth("p2", "p2cap")
     config = write_config(
@@ -165,7 +165,7 @@ def test_afxdp_router_chain_on_veth(netns, gpunfv, tmp_path):
         nfs=[{"name": "r1", "type": "router", "routes": EXAMPLE_ROUTES}],
         chains=[{"from": "in", "path": ["r1"]}],
         settings={"batch_size": 256, "batches": 8})
-    report, got, err = run_live(ns, gpunfv, tmp_path, config, "src", {"p1": "p1cap", "p2": "p2cap"})
+    report, got, err = run_live(ns, gpunfv, tmp_path, config, "vsrc", {"p1": "p1cap", "p2": "p2cap"})
     assert "port in: afxdp in0" in err and "bind=" in err, err
     routes = load_routes(EXAMPLE_ROUTES)
     expected = {"p1": [], "p2": []}
@@ -181,7 +181,7 @@ def test_afxdp_router_chain_on_veth(netns, gpunfv, tmp_path):
 def test_afxdp_zero_copy_forward_through_shared_umem(netns, gpunfv, tmp_path):
     ns = netns
     afxdp_or_skip(gpunfv, ns, tmp_path)
-    ns.veth("src", "fwa")
+    ns.veth("vsrc", "fwa")
     ns.veth("fwb", "bcap")
     config = tmp_path / "fwd.yaml"
     config.write_text(
@@ -190,7 +190,7 @@ def test_afxdp_zero_copy_forward_through_shared_umem(netns, gpunfv, tmp_path):
         "  - {name: b, type: afxdp, interface: fwb, rx: false, umem_from: a}\n"
         "forward:\n"
         "  - {from: a, to: b, mode: zerocopy, integrity: on, descriptor_batch: 8}\n")
-    report, got, err = run_live(ns, gpunfv, tmp_path, config, "src", {"b": "bcap"})
+    report, got, err = run_live(ns, gpunfv, tmp_path, config, "vsrc", {"b": "bcap"})
     fwd = report["forwards"][0]
     # The rx descriptor's UMEM address is posted on the other socket's tx ring: nothing copied.
     assert fwd["mode"] == "zerocopy" and fwd["copied_bytes"] == 0, fwd
