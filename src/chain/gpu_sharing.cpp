@@ -170,10 +170,28 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
       nodes[k].name = nf.name();
       nodes[k].model = *m;
       nodes[k].share = std::min(1.0, std::max(node_pps[c][k], 0.0) / in0);
+      if (k == 0) nodes[k].share = 1.0;
       if (k > 0 && !parents[k].empty()) nodes[parents[k][0]].children.push_back(int(k));
     }
-    Allocation a = allocate(SchedulerPolicy::gnet, nodes, 0,
-                            GpuBudget{chain_sms, info_.min_sms, info_.align_sms}, params);
+    // Rates are sampled per stage a few microseconds apart: a child can read a little more
+    // than its parent. A child never gets more of the input than its parent.
+    for (size_t k = 0; k < n; ++k) {
+      nodes[k].share = std::max(nodes[k].share, 1e-6);  // an idle NF still gets its minimum
+      double children = 0;
+      for (int ch : nodes[k].children) children += std::max(nodes[ch].share, 1e-6);
+      if (children > nodes[k].share)
+        for (int ch : nodes[k].children)
+          nodes[ch].share = std::max(nodes[ch].share, 1e-6) * nodes[k].share / children;
+    }
+    Allocation a;
+    try {
+      a = allocate(SchedulerPolicy::gnet, nodes, 0,
+                   GpuBudget{chain_sms, info_.min_sms, info_.align_sms}, params);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lk(m_);
+      line_ = std::string("gnet: ") + e.what() + " (keeping the current plan)";
+      return false;
+    }
     if (a.chain_pps <= 0) {
       why += " " + a.explain + " (keeping the current plan)";
       std::lock_guard<std::mutex> lk(m_);
