@@ -8,7 +8,10 @@
 // comparison. Every ring row is checked: every packet and every slot accounted for.
 //
 // Usage: gpuring_bench [--rings 1,2,4,8,16] [--sizes 64,300,1000,1500] [--loads 0.25,0.5,0.9,0]
-//                      [--packets N] [--max-case-s S] [--nf pass|router] [--json FILE] [--quick]
+//                      [--packets N] [--max-case-s S] [--case-timeout-s S] [--nf pass|router]
+//                      [--json FILE] [--quick]
+// A ring case whose loops do not drain within --case-timeout-s is aborted, reported, and ends
+// the run (exit 1); a hang the abort cannot end is ended by the session's watchdog (exit 3).
 // (run from the repository root: --routes defaults to data/router/bart_ipv4_random5000.txt)
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -67,6 +70,9 @@ int main(int argc, char** argv) {
   app.add_option("--loads", loads, "offered load, fraction of the copy engine's rate (0: unpaced)")->delimiter(',');
   app.add_option("--packets", packets, "packets per case (at most)");
   app.add_option("--max-case-s", max_case_s, "seconds per case at most (fewer packets at low rates)");
+  double case_timeout_s = 20;
+  app.add_option("--case-timeout-s", case_timeout_s, "a ring case's drain limit; past it the case is aborted and the run ends")
+      ->check(CLI::PositiveNumber);
   app.add_option("--nf", nf, "NF run in the rx kernel: pass or router")->check(CLI::IsMember({"pass", "router"}));
   app.add_option("--json", json_path, "write all rows as JSON");
   app.add_option("--routes", routes, "prefix file of the router NF (--nf router)");
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
 
   Env env;
   env.host = host;
+  env.case_timeout_s = case_timeout_s;
   if (host && nf != "pass") {
     fmt::print(stderr, "gpuring_bench: --host runs the pass-through NF only\n");
     return 2;
@@ -112,10 +119,16 @@ int main(int argc, char** argv) {
 #endif
 
   std::vector<Result> all;
+  bool stalled = false;
   auto emit = [&](const Result& r) {
     fmt::print("{}\n", row(r));
     std::fflush(stdout);
     all.push_back(r);
+    if (!r.drained) {
+      stalled = true;
+      fmt::print(stderr, "gpuring_bench: a case did not drain within {} s; stopping (see its accounting)\n",
+                 case_timeout_s);
+    }
   };
   auto packets_for = [&](double rate) {
     return rate > 0 ? std::min<uint64_t>(packets, uint64_t(rate * max_case_s)) : packets;
@@ -145,7 +158,7 @@ int main(int argc, char** argv) {
         c.rate_pps = load * ce[size];
         c.copy_engine_pps = ce[size];
         c.packets = packets_for(c.rate_pps);
-        emit(run_ring_case(c, env));
+        if (!stalled) emit(run_ring_case(c, env));
       }
 
   const uint32_t tb_size = std::find(sizes.begin(), sizes.end(), 300u) != sizes.end() ? 300 : sizes[0];
@@ -163,7 +176,7 @@ int main(int argc, char** argv) {
       c.rate_pps = 0.5 * ce[tb_size];
       c.copy_engine_pps = ce[tb_size];
       c.packets = packets_for(c.rate_pps);
-      emit(run_ring_case(c, env));
+      if (!stalled) emit(run_ring_case(c, env));
     }
 
   fmt::print("\n## GPU ring port vs host-staged path (same frames, same NF; 50% load)\n\n{}\n", header());
@@ -176,8 +189,9 @@ int main(int argc, char** argv) {
     c.rate_pps = 0.5 * ce[size];
     c.copy_engine_pps = ce[size];
     c.packets = packets_for(c.rate_pps);
+    if (stalled) break;
     emit(run_ring_case(c, env));
-    if (host) continue;
+    if (host || stalled) continue;
     Case s = c;
     s.path = "staged";
     s.staged_batch = staged_batch;

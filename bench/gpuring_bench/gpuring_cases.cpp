@@ -89,7 +89,7 @@ Result run_ring_case(const Case& c, const Env& env) {
     s.start_host(0, gr::PassThroughView{}, gr::PassThrough{});
   else
     s.start_gpu(0, env.hook);
-  gr::RingRunReport rep = s.finish(60);
+  gr::RingRunReport rep = s.finish(env.case_timeout_s);
   const double wall = double(monotonic_ns() - t0) / 1e9;
   const double cpu = process_cpu_seconds() - cpu0;
   r.offered = rep.nic.offered;
@@ -103,6 +103,7 @@ Result run_ring_case(const Case& c, const Env& env) {
   r.cpu_cores = cpu / wall;
   r.driver_cores = std::max(0.0, cpu - double(rep.nic.thread_cpu_ns) / 1e9) / wall;
   r.accounting = rep.accounting_errors();
+  r.drained = rep.drained;
   // NF drops are not loss; frames that neither left nor were dropped by a reason would be.
   return r;
 }

@@ -32,6 +32,7 @@ struct Result {
   double mpps = 0, lat_mean_ns = 0, lat_std_ns = 0, lat_p99_ns = 0, lat_max_ns = 0;
   double cpu_cores = 0, driver_cores = 0;
   std::string accounting;  // empty when every packet and slot is accounted for
+  bool drained = true;     // false: the loops did not drain within Env::case_timeout_s (aborted)
   nlohmann::json json() const;
 };
 
@@ -42,6 +43,7 @@ struct Env {
   ::gpunfv::gpuring::NfHook hook;
   PortContext ctx;               // for the generator's dst_from
   std::string generator_extra;   // e.g. "dst_from: r1"
+  double case_timeout_s = 20;    // a ring case's drain limit (then aborted; the watchdog ends a hang)
 };
 
 Result run_ring_case(const Case& c, const Env& env);

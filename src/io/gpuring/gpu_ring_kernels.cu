@@ -1,5 +1,7 @@
 // The persistent rx and tx kernels of the GPU ring port (see gpu_ring_runner.h).
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "gpu/cuda_check.h"
@@ -10,38 +12,81 @@ namespace gpunfv::gpuring {
 
 namespace {
 
+// One grid for both sides: blocks [0, rings) run the tx loops, blocks [rings, 2 rings) the rx
+// loops. One kernel on one stream, so the two sides never depend on two kernels running
+// concurrently (which CUDA does not promise: two streams may share one of the device's
+// CUDA_DEVICE_MAX_CONNECTIONS hardware queues, and then the second kernel waits for the first,
+// which spins for ever), and only one kernel has to be loaded before any block spins.
 template <typename View, typename Fn>
-__global__ void rx_rings_kernel(RingSetView v, uint16_t port_id, View nf, Fn fn) {
-  if (threadIdx.x == 0) rx_ring_loop(v, blockIdx.x, port_id, nf, fn);
+__global__ void ring_pairs_kernel(RingSetView v, uint16_t port_id, View nf, Fn fn) {
+  if (threadIdx.x != 0) return;
+  const uint32_t rings = v.p.rings;
+  if (blockIdx.x < rings)
+    tx_ring_loop(v, blockIdx.x);
+  else
+    rx_ring_loop(v, blockIdx.x - rings, port_id, nf, fn);
 }
 
-__global__ void tx_rings_kernel(RingSetView v) {
-  if (threadIdx.x == 0) tx_ring_loop(v, blockIdx.x);
+constexpr unsigned kThreads = 32;
+
+// Loads `kernel` onto the device now and checks that all `blocks` blocks can be resident at
+// once (every block spins until others make progress).
+//
+// Why load now: since CUDA 12.2 the runtime loads kernels lazily, at their first launch, and
+// loading a kernel may need a context synchronization (CUDA Programming Guide, "Lazy Loading",
+// potential hazards: concurrent execution). The tx kernel used to spin until the rx kernel had
+// run, so the first launch of rx in a process, made while tx ran, waited for tx to exit, and tx
+// waited for rx: start_gpu() hung inside the rx launch (H200, CUDA 13.0: every device test and
+// gpuring_bench). Asking for the kernel's attributes loads it before anything spins.
+template <typename Kernel>
+void load_and_check_residency(Kernel kernel, unsigned blocks) {
+  cudaFuncAttributes attr{};
+  GPUNFV_CUDA(cudaFuncGetAttributes(&attr, kernel));
+  int device = 0, sms = 0, per_sm = 0;
+  GPUNFV_CUDA(cudaGetDevice(&device));
+  GPUNFV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUNFV_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(kThreads), 0));
+  if (uint64_t(per_sm) * uint64_t(sms) < blocks)
+    throw std::runtime_error("gpuring: " + std::to_string(blocks) +
+                             " persistent ring blocks cannot all be resident (" + std::to_string(per_sm) +
+                             " per SM x " + std::to_string(sms) + " SMs)");
+}
+
+template <typename View, typename Fn>
+void launch_ring_pairs(const RingSetView& v, uint16_t port_id, const View& nf, Fn fn, cudaStream_t stream) {
+  const unsigned blocks = 2 * v.p.rings;
+  load_and_check_residency(ring_pairs_kernel<View, Fn>, blocks);
+  ring_pairs_kernel<View, Fn><<<blocks, kThreads, 0, stream>>>(v, port_id, nf, fn);
+  GPUNFV_CUDA(cudaGetLastError());
 }
 
 class CudaRingRunner final : public GpuRingRunner {
  public:
   CudaRingRunner(RingSet& rings, uint16_t port_id, const NfHook& hook) : rings_(rings) {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&rx_stream_, cudaStreamNonBlocking));
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&tx_stream_, cudaStreamNonBlocking));
+    // Non-blocking: nothing on the legacy stream waits for the persistent kernel, and it
+    // waits for nothing. Created before the launch (nothing that may synchronize the context
+    // happens while the kernel runs; see also load_and_check_residency).
+    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     const RingSetView v = rings.view();
-    const unsigned blocks = v.p.rings;
-    // tx first: it must be resident before rx can fill the queues it drains.
-    tx_rings_kernel<<<blocks, 32, 0, tx_stream_>>>(v);
-    GPUNFV_CUDA(cudaGetLastError());
-    if (hook.kind == NfHook::Kind::router)
-      rx_rings_kernel<<<blocks, 32, 0, rx_stream_>>>(v, port_id, hook.router, RouterLogic{});
-    else
-      rx_rings_kernel<<<blocks, 32, 0, rx_stream_>>>(v, port_id, PassThroughView{}, PassThrough{});
-    GPUNFV_CUDA(cudaGetLastError());
+    try {
+      if (hook.kind == NfHook::Kind::router)
+        launch_ring_pairs(v, port_id, hook.router, RouterLogic{}, stream_);
+      else
+        launch_ring_pairs(v, port_id, PassThroughView{}, PassThrough{}, stream_);
+    } catch (...) {
+      cudaStreamDestroy(stream_);
+      throw;
+    }
   }
   ~CudaRingRunner() override {
     if (!finished_) {
       rings_.request_stop();
-      wait(5.0);
+      if (!wait(5.0)) {
+        rings_.request_abort();
+        wait(5.0);
+      }
     }
-    cudaStreamDestroy(rx_stream_);
-    cudaStreamDestroy(tx_stream_);
+    cudaStreamDestroy(stream_);
   }
 
   void request_stop() override { rings_.request_stop(); }
@@ -49,10 +94,9 @@ class CudaRingRunner final : public GpuRingRunner {
   bool wait(double timeout_s) override {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     for (;;) {
-      const cudaError_t rx = cudaStreamQuery(rx_stream_), tx = cudaStreamQuery(tx_stream_);
-      if (rx != cudaSuccess && rx != cudaErrorNotReady) GPUNFV_CUDA(rx);
-      if (tx != cudaSuccess && tx != cudaErrorNotReady) GPUNFV_CUDA(tx);
-      if (rx == cudaSuccess && tx == cudaSuccess) {
+      const cudaError_t e = cudaStreamQuery(stream_);
+      if (e != cudaSuccess && e != cudaErrorNotReady) GPUNFV_CUDA(e);
+      if (e == cudaSuccess) {
         finished_ = true;
         return true;
       }
@@ -63,7 +107,7 @@ class CudaRingRunner final : public GpuRingRunner {
 
  private:
   RingSet& rings_;
-  cudaStream_t rx_stream_ = nullptr, tx_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;
   bool finished_ = false;
 };
 

@@ -1,6 +1,7 @@
-// GpuRingRunner: the persistent rx and tx kernels over a RingSet in device memory. One block
+// GpuRingRunner: the persistent rx and tx loops over a RingSet in device memory. One block
 // per ring on each side (one thread of it runs the ring's loop, as in the papers' prototype),
-// each kernel on its own stream so rx and tx run concurrently, 1..N rings. The NF hook is
+// both sides in ONE persistent kernel on one non-blocking stream (blocks [0, rings) tx, then rx),
+// loaded before launch and checked to fit on the GPU at once, 1..N rings. The NF hook is
 // chosen from the few compiled in (pass-through, router); request_stop() sets the mapped stop
 // flag, and the kernels drain and exit (see ring_loops.h).
 //

@@ -8,6 +8,9 @@
 // rx then empties its ring (nothing new arrives), announces its tail and sets rx done; tx posts
 // what is queued, announces its tail, waits until the NIC has sent every posted descriptor
 // and sets tx done. Every slot is then free or armed in an rx descriptor (see SlotAudit).
+// Abort (flags->stop == kStopAbort, set by the host's watchdog when a drain takes too long):
+// both loops exit at their next flag check, drained or not, and set done = 2, so a hang is
+// reported with the counters as they stood instead of blocking the host for ever.
 #pragma once
 
 #include <cstdint>
@@ -93,7 +96,15 @@ GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_i
     }
     rx.flush_tail(false);
     // Stop is honoured only with the ring empty: the NIC delivered everything before it.
-    if (got == RxRing::Poll::empty && ++idle % kFlagEvery == 0 && load_acquire_sys(&v.flags->stop)) break;
+    // Abort is honoured in any state (also while waiting for a slot).
+    if (++idle % kFlagEvery == 0) {
+      const uint32_t stop = load_acquire_sys(&v.flags->stop);
+      if (stop == kStopAbort) {
+        rx.finish(2u);
+        return;
+      }
+      if (stop == kStopDrain && got == RxRing::Poll::empty) break;
+    }
     ring_idle();
   }
   rx.finish();
@@ -107,9 +118,16 @@ GPUNFV_HD inline void tx_ring_loop(const RingSetView& v, uint32_t ring) {
     const uint32_t posted = tx.post();
     tx.flush_tail(false);
     if (posted || freed) continue;
-    if (++idle % kFlagEvery == 0 && load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
-      tx.flush_tail(true);
-      if (tx.outstanding() == 0) break;
+    if (++idle % kFlagEvery == 0) {
+      if (load_acquire_sys(&v.flags->stop) == kStopAbort) {
+        tx.flush_tail(true);
+        tx.finish(2u);
+        return;
+      }
+      if (load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
+        tx.flush_tail(true);
+        if (tx.outstanding() == 0) break;
+      }
     }
     ring_idle();
   }

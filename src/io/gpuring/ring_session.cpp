@@ -10,6 +10,15 @@
 
 namespace gpunfv::gpuring {
 
+namespace {
+struct DisarmOnExit {
+  HangWatchdog* w;
+  ~DisarmOnExit() {
+    if (w) w->disarm();
+  }
+};
+}  // namespace
+
 uint64_t RingRunReport::rx_packets() const {
   uint64_t n = 0;
   for (const RxCounters& c : rings.rx) n += c.packets;
@@ -36,7 +45,7 @@ std::string RingRunReport::accounting_errors() const {
   auto check = [&](bool ok, const std::string& what) {
     if (!ok) e += (e.empty() ? "" : "; ") + what;
   };
-  check(drained, "loops did not drain");
+  check(drained, stall.empty() ? std::string("loops did not drain") : "loops did not drain: " + stall);
   check(nic.offered == nic.delivered + nic.drops_ring_full + nic.drops_oversize,
         fmt::format("offered {} != delivered {} + ring_full {} + oversize {}", nic.offered,
                     nic.delivered, nic.drops_ring_full, nic.drops_oversize));
@@ -58,28 +67,38 @@ RingSession::RingSession(const RingParams& params, Placement where, Port& source
 
 RingSession::~RingSession() {
   // Loops first (they stop on the flag; the emulator must still run to drain tx), then the NIC.
-  bool kernels_exited = true;
+  if (gpu_runner_ && watchdog_) watchdog_->arm("RingSession teardown", 2 * kAbortWaitS + watchdog_grace_s_);
   if (host_runner_ || gpu_runner_) {
     rings_->request_stop();
-    if (gpu_runner_) kernels_exited = gpu_runner_->wait(5.0);
+    if (gpu_runner_ && !finished_ && !gpu_runner_->wait(kAbortWaitS)) {
+      rings_->request_abort();
+      if (!gpu_runner_->wait(kAbortWaitS)) {
+        // Freeing memory that running kernels use would block in cudaFree for ever, and so may
+        // the CUDA teardown at exit: give up loudly instead of hanging.
+        watchdog_->fire("ring kernels did not exit after stop and abort (" + state() + ")");
+      }
+    }
     host_runner_.reset();
   }
   try {
     nic_->join();
   } catch (...) {
   }
-  if (!kernels_exited) {
-    // Freeing memory that running kernels use would block in cudaFree for ever: leave it (and
-    // the runner) to the process's exit, and say so.
-    std::fprintf(stderr, "gpuring: ring kernels did not exit; their memory is left allocated\n");
-    (void)gpu_runner_.release();
-    (void)rings_.release();
-    return;
-  }
   gpu_runner_.reset();
+  if (watchdog_) watchdog_->disarm();
+}
+
+std::string RingSession::state() const {
+  return fmt::format("NIC rx {}; {}", nic_->rx_finished() ? "finished" : "NOT finished",
+                     rings_->describe_registers());
 }
 
 void RingSession::start_gpu(uint16_t port_id, const NfHook& hook) {
+  watchdog_ = std::make_unique<HangWatchdog>([this] { return state(); });
+  // A launch that blocks (a kernel loaded lazily while the other persistent kernel spins: see
+  // gpu_ring_kernels.cu) would hang here for ever.
+  watchdog_->arm("GPU ring kernel launch", kLaunchLimitS);
+  const DisarmOnExit disarm{watchdog_.get()};
   gpu_runner_ = launch_gpu_ring_runner(*rings_, port_id, hook);
   start_emulator();
 }
@@ -91,24 +110,41 @@ void RingSession::start_emulator() {
 
 RingRunReport RingSession::finish(double timeout_s) {
   RingRunReport rep;
+  if (watchdog_) watchdog_->arm("RingSession::finish", timeout_s + kAbortWaitS + watchdog_grace_s_);
+  const DisarmOnExit disarm{watchdog_.get()};  // also when join() rethrows the emulator's error
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (!nic_->rx_finished() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const bool nic_done = nic_->rx_finished();
   rings_->request_stop();
+  bool exited = true;
   if (host_runner_) {
     host_runner_->stop_and_join();  // CPU loops always end once the NIC has stopped delivering
     rep.drained = true;
   } else if (gpu_runner_) {
     const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     rep.drained = gpu_runner_->wait(left > 1 ? left : 1);
+    if (!rep.drained) {
+      // Watchdog: say what did not finish, with the registers as they stood, then tell the
+      // loops to exit as they are; the counters below then show which identities fail.
+      rep.stall = fmt::format("after {:.1f} s: {}{}", timeout_s,
+                              nic_done ? "" : "the NIC emulator had not delivered its last frame; ",
+                              state());
+      rings_->request_abort();
+      rep.aborted = true;
+      exited = gpu_runner_->wait(kAbortWaitS);
+      if (!exited) watchdog_->fire("ring kernels did not exit on abort either (" + rep.stall + ")");
+    }
   }
+  finished_ = exited;
   rep.wall_s = double(monotonic_ns() - start_ns_) / 1e9;
   nic_->join();
   rep.nic = nic_->stats();
-  if (rep.drained) {
+  if (exited) {
     rep.rings = rings_->snapshot();
     rep.audit = rings_->audit();
   }
+  if (!rep.drained) std::fprintf(stderr, "gpuring: %s\n", rep.accounting_errors().c_str());
   return rep;
 }
 

@@ -4,7 +4,12 @@
 // and returns what happened to every packet and every slot.
 //
 // Errors: as RingSet, NicEmulator and GpuRingRunner; finish() reports a drain that did not
-// complete in time as report.drained == false (loops still running: the process should exit).
+// complete in time as report.drained == false: the loops were then aborted (report.aborted) and
+// report.stall says what the host saw; the counters snapshot shows which identities failed.
+//
+// Hangs: on the GPU, every step that could block for ever (the kernel launch, finish(), the
+// destructor) runs under a HangWatchdog (hang_watchdog.h): past its limit the process prints
+// the phase and the ring registers and exits with HangWatchdog::kExitCode.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +18,7 @@
 
 #include "io/gpuring/dma_engine.h"
 #include "io/gpuring/gpu_ring_runner.h"
+#include "io/gpuring/hang_watchdog.h"
 #include "io/gpuring/host_ring_runner.h"
 #include "io/gpuring/nic_emulator.h"
 #include "io/gpuring/ring_set.h"
@@ -24,7 +30,9 @@ struct RingRunReport {
   RingSnapshot rings;
   SlotAudit audit;
   bool drained = false;
-  double wall_s = 0;  // from start() to the end of the drain
+  bool aborted = false;  // the drain timed out and the loops were told to exit as they stood
+  std::string stall;     // when not drained: what did not finish, and the registers at that time
+  double wall_s = 0;     // from start() to the end of the drain
   uint64_t rx_packets() const;
   uint64_t nf_passed() const;
   uint64_t nf_drops() const;
@@ -49,13 +57,22 @@ class RingSession {
   // Persistent kernels (Placement::device).
   void start_gpu(uint16_t port_id, const NfHook& hook);
 
+  // Waits at most timeout_s for the source to run dry and the loops to drain, then aborts them
+  // (at most kAbortWaitS more). On the GPU the whole of finish() is bounded by the watchdog at
+  // timeout_s + watchdog_grace_s().
   RingRunReport finish(double timeout_s = 30);
+
+  static constexpr double kAbortWaitS = 5;
+  static constexpr double kLaunchLimitS = 30;
+  void set_watchdog_grace_s(double s) { watchdog_grace_s_ = s; }
+  double watchdog_grace_s() const { return watchdog_grace_s_; }
 
   RingSet& rings() { return *rings_; }
   const char* dma_name() const { return dma_->name(); }
 
  private:
   void start_emulator();
+  std::string state() const;  // host-visible state, safe while kernels hang
 
   std::unique_ptr<RingSet> rings_;
   std::unique_ptr<DmaEngine> dma_;
@@ -63,6 +80,9 @@ class RingSession {
   std::unique_ptr<HostRingRunner> host_runner_;
   std::unique_ptr<GpuRingRunner> gpu_runner_;
   uint64_t start_ns_ = 0;
+  double watchdog_grace_s_ = 20;
+  bool finished_ = false;
+  std::unique_ptr<HangWatchdog> watchdog_;  // last: destroyed first
 };
 
 }  // namespace gpunfv::gpuring

@@ -187,7 +187,24 @@ RingSet::~RingSet() {
   std::free(mapped_);
 }
 
-void RingSet::request_stop() { store_release(&host_flags_->stop, 1u); }
+void RingSet::request_stop() {
+  uint32_t expected = kRunGo;
+  __atomic_compare_exchange_n(&host_flags_->stop, &expected, kStopDrain, false, __ATOMIC_RELEASE,
+                              __ATOMIC_RELAXED);
+}
+
+void RingSet::request_abort() { store_release(&host_flags_->stop, kStopAbort); }
+
+std::string RingSet::describe_registers() const {
+  std::string s = fmt::format("stop={}", load_acquire(&host_flags_->stop));
+  for (uint32_t r = 0; r < view_.p.rings; ++r) {
+    const QueueRegisters q = host_regs(r);
+    s += fmt::format("; ring {}: RDH={} RDT={} TDH={} TDT={} done rx={} tx={}", r, load_acquire(q.rdh),
+                     load_acquire(q.rdt), load_acquire(q.tdh), load_acquire(q.tdt),
+                     load_acquire(&host_done_[r].rx), load_acquire(&host_done_[r].tx));
+  }
+  return s;
+}
 
 bool RingSet::all_done() const {
   for (uint32_t r = 0; r < view_.p.rings; ++r)

@@ -54,9 +54,15 @@ class RingSet {
   QueueRegisters host_regs(uint32_t ring) const { return queue_registers(host_bar_, ring); }
   RunFlags* host_flags() const { return host_flags_; }
   RingDone* host_done() const { return host_done_; }
+  // Drain and exit (never undoes an abort).
   void request_stop();
+  // Exit now, drained or not (the watchdog's last resort; see ring_loops.h).
+  void request_abort();
   // Whether both loops of every ring have exited.
   bool all_done() const;
+  // What the host can see without touching device memory (safe while kernels hang): the stop
+  // word, and per ring RDH/RDT/TDH/TDT and the done flags.
+  std::string describe_registers() const;
 
   RingSnapshot snapshot() const;
   // Only meaningful once the loops have exited.

@@ -40,8 +40,12 @@ GPUNFV_HD inline QueueRegisters queue_registers(uint8_t* bar, uint32_t queue) {
 }
 
 // Flags the host and the kernels exchange (mapped host memory).
+// RunFlags::stop: kRunGo, then kStopDrain (the NIC delivered its last frame: drain and exit),
+// or kStopAbort (the host's watchdog gave up on the drain: exit now, whatever is in flight).
+// One word, so a poller pays one PCIe read for both.
+inline constexpr uint32_t kRunGo = 0, kStopDrain = 1, kStopAbort = 2;
 struct alignas(64) RunFlags {
-  uint32_t stop;  // host -> GPU: drain and exit
+  uint32_t stop;  // host -> GPU
   uint32_t pad[15];
 };
 
@@ -54,7 +58,7 @@ struct alignas(64) TxCounters {  // tx block
   uint64_t posted, completed, tail_writes, head_reads, dd_polls;
 };
 
-// Per ring pair, mapped host memory: set by each side when it has drained and exited.
+// Per ring pair, mapped host memory: set by each side when it has exited (1: drained, 2: aborted).
 struct alignas(64) RingDone {
   uint32_t rx, tx;
 };

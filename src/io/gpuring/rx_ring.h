@@ -69,9 +69,10 @@ class RxRing {
     if (force || ring_now_ns() - first_unannounced_ns_ >= v_.p.tail_timeout_ns) write_tail();
   }
 
-  GPUNFV_HD void finish() {
+  // `how`: 1 drained, 2 aborted (see ring_loops.h).
+  GPUNFV_HD void finish(uint32_t how = 1u) {
     flush_tail(true);
-    store_release_sys(&done_.rx, 1u);
+    store_release_sys(&done_.rx, how);
   }
 
  private:

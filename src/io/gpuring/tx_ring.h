@@ -76,7 +76,7 @@ class TxRing {
   }
 
   GPUNFV_HD bool queue_empty() { return queue_.empty(); }
-  GPUNFV_HD void finish() { store_release_sys(&done_.tx, 1u); }
+  GPUNFV_HD void finish(uint32_t how = 1u) { store_release_sys(&done_.tx, how); }
 
  private:
   GPUNFV_HD uint32_t mask() const { return v_.p.ring_size - 1; }

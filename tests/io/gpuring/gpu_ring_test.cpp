@@ -33,7 +33,10 @@ TEST_P(GpuRingOnDevice, EveryPacketAndSlotAccountedFor) {
   nic.flow_control = true;  // exact counts: the emulator waits rather than drops
   RingSession s(p, Placement::device, gen, &sink, nic);
   s.start_gpu(0, NfHook{});
-  const RingRunReport r = s.finish(60);
+  // 50000 frames take well under a second; a drain still running after 20 s is aborted and
+  // reported (r.stall), and a hang the abort cannot end is ended by the session's watchdog.
+  const RingRunReport r = s.finish(20);
+  ASSERT_TRUE(r.drained) << r.accounting_errors();
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(r.nic.offered, 50000u);
   EXPECT_EQ(r.nic.tx_packets, 50000u);
@@ -59,7 +62,8 @@ TEST(GpuRingOnDeviceDrops, RingFullDropsCountedWithoutFlowControl) {
   p.tail_batch = 4;
   RingSession s(p, Placement::device, gen, &sink, NicEmulatorConfig{});
   s.start_gpu(0, NfHook{});
-  const RingRunReport r = s.finish(60);
+  const RingRunReport r = s.finish(20);
+  ASSERT_TRUE(r.drained) << r.accounting_errors();
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(r.nic.offered, 200000u);
   EXPECT_EQ(r.nic.delivered + r.nic.drops_ring_full, 200000u);

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "../port_test_util.h"
@@ -156,6 +159,57 @@ TEST(GpuRingSessionDrops, FramesLongerThanASlotAreNicOversizeDrops) {
   EXPECT_GT(r.nic.drops_oversize, 0u);
   EXPECT_EQ(r.nic.drops_oversize + r.nic.tx_packets, 100u);
   for (const auto& f : sink.frames) EXPECT_LE(f.size(), 128u);
+}
+
+// The watchdog's abort: a packet posted to tx with no NIC to send it can never drain (tx waits
+// for its completion), so stop alone would hang; abort ends both loops as they stand and marks
+// them aborted (done = 2), and the audit then shows the packet still on the tx ring.
+TEST(GpuRingSessionAbort, AbortEndsLoopsThatCannotDrain) {
+  auto gen = generator(1);
+  Batch b(1, 2048, MemoryKind::host);
+  ASSERT_EQ(gen->rx_burst(b, 1), 1u);
+  RingSet rs(params(1, 16, 1, true), Placement::host);
+  const RingSetView& v = rs.view();
+  const BatchView bv = b.view();
+  std::memcpy(v.slot_ptr(0), bv.data.framework_data(), bv.len[0]);
+  {
+    HostRingRunner runner(rs, 0, PassThroughView{}, PassThrough{});
+    v.rx_desc[0].qword[0] = 0;
+    store_release(&v.rx_desc[0].qword[1], rx_upper(kRxStatusDD | kRxStatusEOP, bv.len[0], 0));
+    // Wait until tx has posted it (TDT moves), then stop: the drain cannot finish without a NIC.
+    for (int i = 0; i < 20000 && load_acquire(rs.host_regs(0).tdt) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    ASSERT_EQ(load_acquire(rs.host_regs(0).tdt), 1u);
+    rs.request_stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(load_acquire(&rs.host_done()[0].tx), 0u);  // still waiting for the NIC
+    rs.request_abort();
+    runner.stop_and_join();  // returns: the loops honoured the abort
+  }
+  EXPECT_EQ(rs.host_done()[0].tx, 2u);
+  EXPECT_EQ(rs.host_flags()->stop, kStopAbort);  // request_stop() does not undo an abort
+  const SlotAudit a = rs.audit();
+  EXPECT_EQ(a.in_tx_ring, 1u) << a.describe();
+  EXPECT_TRUE(a.ok()) << a.describe();
+  EXPECT_NE(rs.describe_registers().find("TDT=1"), std::string::npos) << rs.describe_registers();
+}
+
+// The last resort: a phase that outlives its limit ends the process with the watchdog's code,
+// naming the phase and the state; a disarmed watchdog does nothing.
+TEST(GpuRingSessionAbort, WatchdogEndsAHangingPhase) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        HangWatchdog w([] { return std::string("RDT=7"); });
+        w.arm("test phase", 0.05);
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(HangWatchdog::kExitCode), "test phase did not complete.*RDT=7");
+  HangWatchdog quiet([] { return std::string(); });
+  quiet.arm("quick phase", 0.05);
+  quiet.disarm();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 }  // namespace
