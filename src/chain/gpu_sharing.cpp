@@ -82,11 +82,33 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
     }
   }
   std::lock_guard<std::mutex> lk(m_);
+  current_sms_ = sms;
   lanes_ = std::move(lanes);
   if (!batches.empty()) ingress_batch_ = batches;
   line_ = line;
   history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line}, {"why", why},
                       {"partitions", owner->describe()}});
+}
+
+void GpuSharing::debug_replan() {
+  std::vector<std::vector<int>> sms;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    sms = current_sms_;
+  }
+  for (auto& c : sms) {
+    if (c.size() < 2) continue;
+    const std::vector<int> was = c;
+    std::rotate(c.begin(), c.begin() + 1, c.end());
+    if (c == was && c[0] > info_.min_sms) {
+      // Equal shares: give the first NF the smallest partition and its SMs to the second.
+      c[1] = partition_floor(info_, c[1] + c[0] - info_.min_sms);
+      c[0] = info_.min_sms;
+    } else if (c == was && c[0] == info_.min_sms) {
+      c[1] = c[0] = partition_floor(info_, (c[0] + c[1]) / 2);
+    }
+  }
+  apply(sms, "debug re-plan (GPUNFV_DEBUG_REPLAN_MS)");
 }
 
 std::shared_ptr<const Lane> GpuSharing::lane(size_t chain, size_t node) const {

@@ -46,6 +46,10 @@ class GpuSharing {
   // Packets per second into each node of each chain, and the mean frame size, as measured;
   // gnet re-plans when a rate moved by more than 10% since the last plan.
   void observe(const std::vector<std::vector<double>>& node_pps, double mean_frame_bytes);
+  // Tests: applies a different plan now (the SM sizes rotated among each chain's NFs, or, where
+  // that changes nothing, the first NF shrunk to the smallest partition), so the switch-over
+  // can be exercised under load whatever the policy.
+  void debug_replan();
   // Chain c's ingress batch under the current plan (0: settings.batch_size).
   uint32_t ingress_batch(size_t chain) const;
   std::string line() const;
@@ -65,6 +69,7 @@ class GpuSharing {
   mutable std::mutex m_;
   std::vector<std::vector<std::shared_ptr<const Lane>>> lanes_;  // [chain][node]
   std::vector<uint32_t> ingress_batch_;
+  std::vector<std::vector<int>> current_sms_;  // the plan applied last
   std::vector<std::vector<double>> planned_pps_;
   uint64_t last_plan_ns_ = 0;
   std::string line_;

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <thread>
 
@@ -103,7 +104,10 @@ class GpuStage final : public ProcessingStage {
   const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
   uint32_t ingress_batch(uint16_t chain) const override { return sharing_->ingress_batch(chain); }
   std::string allocation_line() const override { return sharing_->line(); }
-  void report(nlohmann::json& j) const override { sharing_->report(j); }
+  void report(nlohmann::json& j) const override {
+    sharing_->report(j);
+    j["lane_moves"] = lane_moves_.load();  // NF stages that moved to a re-planned partition
+  }
   std::string describe() const override {
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
            ", one stream per NF, " + std::to_string(kInFlightPerStage) + " batches in flight per stage";
@@ -187,15 +191,21 @@ class GpuStage final : public ProcessingStage {
         finish(w, f.batch);
         progressed = true;
       }
-      // A re-plan gave this NF a new lane: move once the old one holds nothing in flight.
-      if (w.lane && w.flights.empty()) {
+      // A re-plan gave this NF a new lane: issue nothing more on the old one, and move once
+      // it holds nothing in flight (so the NF's batches never overtake each other).
+      bool moving = false;
+      if (w.lane) {
         auto now_lane = sharing_->lane(c, s - 1);
         if (now_lane != w.lane) {
-          w.lane = std::move(now_lane);
-          bind(w);
+          moving = !w.flights.empty();
+          if (!moving) {
+            w.lane = std::move(now_lane);
+            bind(w);
+            lane_moves_.fetch_add(1, std::memory_order_relaxed);
+          }
         }
       }
-      if (w.flights.size() < depth) {
+      if (!moving && w.flights.size() < depth) {
         if (Batch* b = flow.pop(s, monotonic_ns())) {
           issue(w, b, temporal);
           progressed = true;
@@ -277,12 +287,23 @@ class GpuStage final : public ProcessingStage {
   }
 
   // Measures each node's input rate ten times a second for the gnet policy.
+  // GPUNFV_DEBUG_REPLAN_MS=N (tests): also re-plan every N ms whatever the policy, so the
+  // switch-over can be checked under load.
   void scheduler_loop() {
     GPUNFV_CUDA(cudaSetDevice(0));
     std::vector<std::vector<uint64_t>> last(flows_.size());
     uint64_t last_t = monotonic_ns();
+    const char* debug_env = std::getenv("GPUNFV_DEBUG_REPLAN_MS");
+    const uint64_t debug_ns = debug_env ? std::strtoull(debug_env, nullptr, 10) * 1'000'000ull : 0;
+    uint64_t last_debug = monotonic_ns();
     while (!stopping_) {
-      for (int i = 0; i < 10 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int i = 0; i < 10 && !stopping_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(debug_ns ? 1 : 10));
+        if (debug_ns && monotonic_ns() - last_debug >= debug_ns) {
+          sharing_->debug_replan();
+          last_debug = monotonic_ns();
+        }
+      }
       const uint64_t now = monotonic_ns();
       const double dt = (now - last_t) * 1e-9;
       std::vector<std::vector<double>> pps(flows_.size());
@@ -325,6 +346,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> in_pipeline_{0};
   std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
+  std::atomic<uint64_t> lane_moves_{0};
 };
 
 }  // namespace

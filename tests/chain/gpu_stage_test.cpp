@@ -9,6 +9,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
 
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
@@ -133,6 +136,101 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
                             "dst_from: r1}",
                             chain, std::string(", scheduler: ") + policy));
   }
+}
+
+// A re-plan while batches are in flight (G-NET 5.3: re-run without dropping or reordering
+// packets): every few milliseconds the NFs get different SM partitions while all batches are
+// queued at once; each NF stage must finish its batches on the old partition before it
+// moves. IPsec's sequence numbers (one counter per SA, handed out in batch order) and the
+// byte-exact comparison with the CPU catch any batch that overtook another.
+TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto dir = temp_dir("gpu-replan");
+  write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
+  const std::string cfg = write_file(dir / "c.yaml", R"(ports:
+  - {name: in, type: generator, size: imix, flows: 3000, count: 400000}
+  - {name: p1, type: discard}
+nfs:
+  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
+  - name: enc
+    type: ipsec
+    direction: outbound
+    bypass: true
+    sas:
+      - {spi: 0x1001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: 7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 198.51.100.1, remote: 203.0.113.1, match: 198.18.0.0/16}
+      - {spi: 0x1002, enc_key: 91b3d5f7092b4d6f8193a5c7e9fb1d3fc0ffee02, auth_key: 0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 198.51.100.1, remote: 203.0.113.1, match: 198.19.0.0/16}
+  - name: ids
+    type: nids
+    rules: [)" + source_dir() + R"(/data/nids/et_open_2024-04-21/emerging-voip.rules.gz]
+    action: alert
+chains:
+  - {from: in, path: [fw, enc, ids], to: p1}
+settings: {batch_size: 2048, batches: 8, scheduler: fair}
+)");
+  RuntimeConfig rc = load_runtime_config(cfg);
+  for (auto& nf : rc.nfs) {
+    nf->prepare(Backend::cpu);
+    nf->prepare(Backend::gpu);
+  }
+  const BatchShape shape = plan_batch_shape(rc);
+  Port& port = *rc.ports[0];
+  std::vector<std::unique_ptr<Batch>> cpu, gpu;
+  uint64_t seq = 0;
+  while (!port.rx_done()) {
+    auto c = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host, shape.result_stride);
+    while (c->count() < shape.capacity && !port.rx_done()) port.rx_burst(*c, shape.capacity - c->count());
+    if (c->count() == 0) break;
+    BatchView v = c->view();
+    for (uint32_t i = 0; i < v.count; ++i) v.seq[i] = seq++;
+    auto g = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host_pinned,
+                                     shape.result_stride);
+    std::memcpy(g->base(), c->base(), c->layout().bytes);
+    g->set_count(c->count());
+    g->batch_seq = c->batch_seq = cpu.size();
+    cpu.push_back(std::move(c));
+    gpu.push_back(std::move(g));
+  }
+  for (auto& c : cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+
+  setenv("GPUNFV_DEBUG_REPLAN_MS", "2", 1);
+  auto stage = make_gpu_stage(rc, shape);
+  unsetenv("GPUNFV_DEBUG_REPLAN_MS");
+  std::mutex m;
+  std::condition_variable cv;
+  size_t finished = 0;
+  stage->start([&](Batch*) {
+    std::lock_guard<std::mutex> lk(m);
+    ++finished;
+    cv.notify_one();
+  });
+  for (auto& g : gpu) stage->submit(g.get());
+  {
+    std::unique_lock<std::mutex> lk(m);
+    cv.wait(lk, [&] { return finished == gpu.size(); });
+  }
+  stage->stop();
+  nlohmann::json sched;
+  stage->report(sched);
+  EXPECT_GE(sched["plans"].size(), 3u) << sched.dump();
+  EXPECT_GT(sched["lane_moves"].get<uint64_t>(), 0u) << sched.dump();
+
+  uint64_t compared = 0;
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    BatchView a = cpu[k]->view(), b = gpu[k]->view();
+    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
+      ASSERT_EQ(a.len[i], b.len[i]) << k << ":" << i;
+      ASSERT_EQ(a.verdict[i], b.verdict[i]) << k << ":" << i;
+      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << k << ":" << i;
+      ASSERT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * a.result_stride,
+                               b.results.framework_data() + size_t(i) * b.result_stride, a.result_stride))
+          << k << ":" << i;
+      ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * a.stride,
+                               b.data.framework_data() + size_t(i) * b.stride,
+                               std::min<uint32_t>(a.len[i], a.stride)))
+          << k << ":" << i;
+    }
+  }
+  EXPECT_GT(compared, 0u);
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {
