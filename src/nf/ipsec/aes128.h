@@ -17,6 +17,7 @@
 
 #include "core/compat.h"
 #include "core/iso_span.h"
+#include "core/word_access.h"
 
 // Full unrolling keeps SHA-1's message schedule and AES's state in registers on the GPU (a
 // dynamically indexed local array would live in local memory). nvcc's device pass takes the
@@ -180,10 +181,10 @@ GPUNFV_HD inline void ctr_xor(const Key128& k, uint32_t nonce, uint64_t iv, IsoS
     uint32_t ks[4] = {nonce, uint32_t(iv >> 32), uint32_t(iv), block};
     encrypt_block(k, ks, te);
     if (len - pos >= 16) {
-      // A 16-byte view: with constant indices the compiler drops the per-byte bounds checks.
-      IsoSpan<uint8_t> blk = d.subspan(pos, 16);
-      GPUNFV_IPSEC_UNROLL
-      for (int j = 0; j < 16; ++j) blk[j] ^= uint8_t(ks[j >> 2] >> (24 - 8 * (j & 3)));
+      // Keystream bytes in memory order, XORed in as words (word_access.h: why).
+      const uint32_t k[4] = {words::bswap32(ks[0]), words::bswap32(ks[1]), words::bswap32(ks[2]),
+                             words::bswap32(ks[3])};
+      words::xor_block16(d, pos, k);
     } else {
       for (uint32_t j = 0; j < len - pos; ++j)
         d[pos + j] ^= uint8_t(ks[j >> 2] >> (24 - 8 * (j & 3)));

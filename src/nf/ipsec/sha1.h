@@ -10,6 +10,7 @@
 
 #include "core/compat.h"
 #include "core/iso_span.h"
+#include "core/word_access.h"
 #include "nf/ipsec/aes128.h"  // GPUNFV_IPSEC_UNROLL
 
 namespace gpunfv::sha1 {
@@ -57,9 +58,7 @@ GPUNFV_HD inline void finish_span(uint32_t h[5], IsoSpan<const uint8_t> data, ui
   uint32_t w[16];
   uint32_t pos = 0;
   for (; len - pos >= 64; pos += 64) {
-    IsoSpan<const uint8_t> blk = m.subspan(pos, 64);  // constant indices: checks fold away
-    GPUNFV_IPSEC_UNROLL
-    for (int i = 0; i < 16; ++i) w[i] = load_word(blk, 4 * i);
+    words::load_be_block64(m, pos, w);  // aligned word loads (word_access.h: why)
     compress(h, w);
   }
   // The tail: remaining bytes, 0x80, zeros, and the bit length in the last 8 bytes, over one or
