@@ -224,6 +224,7 @@ struct GpuBench::Impl {
   std::mutex m;
   std::condition_variable cv;
   size_t finished = 0;
+  uint64_t next_batch_seq = 0;
   DeviceBuffer<uint8_t> dev;  // device-resident copies of one round, for kernel-only timing
   std::vector<cudaStream_t> streams;
 
@@ -254,7 +255,13 @@ double GpuBench::end_to_end(Batches& bs, size_t used) {
   Impl& s = *impl_;
   s.finished = 0;
   uint64_t t0 = monotonic_ns();
-  for (size_t i = 0; i < used; ++i) s.stage->submit(bs[i].get());
+  // The pipeline releases a stage's batches in ingress order (batch_seq), which runs on across
+  // rounds: numbered here so every round continues where the last one stopped.
+  for (size_t i = 0; i < used; ++i) {
+    bs[i]->batch_seq = s.next_batch_seq++;
+    bs[i]->chain = 0;
+    s.stage->submit(bs[i].get());
+  }
   {
     std::unique_lock<std::mutex> lk(s.m);
     s.cv.wait(lk, [&] { return s.finished == used; });

@@ -75,6 +75,8 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
     device_name_ = prop.name;
     sharing_ = std::make_unique<GpuSharing>(rc);
+    if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
+      debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));
@@ -293,8 +295,7 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaSetDevice(0));
     std::vector<std::vector<uint64_t>> last(flows_.size());
     uint64_t last_t = monotonic_ns();
-    const char* debug_env = std::getenv("GPUNFV_DEBUG_REPLAN_MS");
-    const uint64_t debug_ns = debug_env ? std::strtoull(debug_env, nullptr, 10) * 1'000'000ull : 0;
+    const uint64_t debug_ns = debug_replan_ns_;
     uint64_t last_debug = monotonic_ns();
     while (!stopping_) {
       for (int i = 0; i < 10 && !stopping_; ++i) {
@@ -347,6 +348,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<int64_t> in_pipeline_{0};
   std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
   std::atomic<uint64_t> lane_moves_{0};
+  uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
 };
 
 }  // namespace
