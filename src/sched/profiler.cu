@@ -1,8 +1,10 @@
 // The measurements of `gpunfv profile` (see profiler.h for what is timed and how it is scaled).
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "chain/batch_shape.h"
+#include "chain/chain_steps.h"
 #include "chain/classify.h"
 #include "core/error.h"
 #include "gpu/cuda_check.h"
@@ -102,6 +104,15 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
   const bool green = o.green && info.green_contexts;
   const int want = o.sms > 0 ? o.sms : (green ? info.min_sms : 1);
   for (auto& nf : rc.nfs) nf->prepare(Backend::gpu);  // NF streams live in the primary context
+  // Each NF of the first chain is profiled on the packets it gets there: the NFs before it run
+  // first, on the CPU backend (the reference), so NIDS after IPsec scans ESP packets as it will
+  // in the chain. An NF in no chain sees the generator's packets at position 0.
+  const Chain* chain = rc.chains.empty() ? nullptr : &rc.chains[0];
+  std::vector<int> node_of(rc.nfs.size(), -1);
+  if (chain) {
+    for (auto& nf : rc.nfs) nf->prepare(Backend::cpu);
+    for (size_t k = chain->path.size(); k-- > 0;) node_of[chain->path[k]] = int(k);
+  }
   SmPartitions parts({want}, o.green, 0);
   const SmPartition& part = parts[0];
   const int n_sms = part.sms;
@@ -136,6 +147,24 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
     for (uint32_t i = 0; i < hv.count; ++i) hv.seq[i] = i;
     DeviceBuffer<uint8_t> pristine(layout.bytes), work(layout.bytes);
     GPUNFV_CUDA(cudaMemcpy(pristine.data(), host.base(), layout.bytes, cudaMemcpyHostToDevice));
+    // The input of every chain node, in device memory: the batch as the chain hands it on.
+    std::vector<DeviceBuffer<uint8_t>> node_input;
+    if (chain) {
+      Batch staged(capacity, stride, MemoryKind::host, shape.result_stride);
+      std::memcpy(staged.base(), host.base(), layout.bytes);
+      staged.set_count(host.count());
+      const BatchView sv = staged.view();
+      for (uint32_t k = 0; k < kMaxChainNodes; ++k) sv.node_packets[k] = 0;
+      enter_chain_cpu(*chain, sv);
+      for (size_t k = 0; k < chain->path.size(); ++k) {
+        node_input.emplace_back(layout.bytes);
+        GPUNFV_CUDA(cudaMemcpy(node_input.back().data(), staged.base(), layout.bytes,
+                               cudaMemcpyHostToDevice));
+        run_node_cpu(rc, *chain, sv, static_cast<uint8_t>(k));
+      }
+      for (auto& f : rc.nfs)
+        if (f->type() == "ipsec") f->prepare(Backend::cpu);  // SA state back to the start
+    }
     const std::vector<Sample> transfer = time_transfers(o, part, layout, host, work);
 
     for (size_t k = 0; k < rc.nfs.size(); ++k) {
@@ -146,7 +175,12 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
       e.nf_type = std::string(nf.type());
       e.packet_bytes = size;
       e.profile_sms = n_sms;
-      e.note = "traffic: " + port->describe() + "; " + how;
+      const int node = node_of[k];
+      e.note = "traffic: " + port->describe() +
+               (node > 0 ? " after the first chain's NFs before node " + std::to_string(node) : "") +
+               "; " + how;
+      const uint8_t position = node >= 0 ? static_cast<uint8_t>(node) : 0;
+      const uint8_t* input = node >= 0 ? node_input[size_t(node)].data() : pristine.data();
       for (uint32_t b : o.batches) {
         const uint32_t n = b * static_cast<uint32_t>(n_sms);
         const BatchView dv = layout.view(work.data(), n);
@@ -159,12 +193,14 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
         part.make_current();
         for (int r = -1; r < o.repeats; ++r) {  // run -1 warms up (caches, lazy state)
           // Fresh packets every run: NFs rewrite them (IPsec encrypts and grows them).
-          GPUNFV_CUDA(cudaMemcpyAsync(work.data(), pristine.data(), layout.device_prefix_bytes(n),
+          GPUNFV_CUDA(cudaMemcpyAsync(work.data(), input, layout.device_prefix_bytes(n),
                                       cudaMemcpyDeviceToDevice, part.stream));
-          profile_classify_kernel<<<blocks, 256, 0, part.stream>>>(dv);
-          GPUNFV_CUDA(cudaGetLastError());
+          if (node < 0) {  // chain nodes' inputs were classified (and switched) on the host
+            profile_classify_kernel<<<blocks, 256, 0, part.stream>>>(dv);
+            GPUNFV_CUDA(cudaGetLastError());
+          }
           t.start(part.stream);
-          nf.process_gpu(dv, 0, gs);
+          nf.process_gpu(dv, position, gs);
           const double s = t.stop_seconds(part.stream);
           if (r >= 0) kernel.push_back(s);
         }

@@ -1,6 +1,8 @@
 // `gpunfv profile`: G-NET's nBench (NSDI'18, section 5.2). For each NF of a configuration and
 // each packet size it measures
-//   - kernel time: classify, then the NF's process_gpu at chain position 0, on the stream of an
+//   - kernel time: the NF's process_gpu on the packets it gets in the first chain (the NFs
+//     before it run first, on the CPU: NIDS after IPsec scans ESP packets; an NF in no chain
+//     gets the classified generator packets at position 0), on the stream of an
 //     SM partition of N SMs (default: the smallest green context, 8 SMs on an H100) for a batch
 //     of B x N packets, B the per-SM batch; CUDA events around process_gpu, median of repeats.
 //     Per SM: G-NET observed that the time stays the same when N SMs each get B packets
