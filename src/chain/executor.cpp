@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "chain/batch_shape.h"
+#include "chain/collect_workers.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -68,6 +69,7 @@ class Pipeline {
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
+    collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
     stage_->start([this](Batch* b) { finished_.push(b); });
     std::thread egress([this] { egress_loop(); });
     std::vector<std::thread> ingress;
@@ -82,6 +84,7 @@ class Pipeline {
     stage_->stop();
     finished_.close();
     egress.join();
+    collect_->finish();  // every NF has seen every batch before it reports
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
     for (auto& pc : stats_.ports)
@@ -186,7 +189,8 @@ class Pipeline {
         transmit(*it->second);
         ++next_seq_[b->chain];
         in_flight_.fetch_sub(1);
-        pool_->release(it->second);
+        const Port& in_port = *rc_.ports[rc_.chains[it->second->chain].from];
+        collect_->submit(it->second, CollectContext{in_port.name(), in_port.type() == "pcap"});
       }
     }
   }
@@ -194,10 +198,6 @@ class Pipeline {
   void transmit(Batch& batch) {
     const Chain& chain = rc_.chains[batch.chain];
     const BatchView v = batch.view();
-    const Port& in_port = *rc_.ports[chain.from];
-    CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
-    for (size_t pos = 0; pos < chain.path.size(); ++pos)
-      rc_.nfs[chain.path[pos]]->collect(v, static_cast<uint8_t>(pos), ctx);
     PortCounters& in_pc = *stats_.ports[chain.from];
     const size_t nodes = chain.path.size();
     uint64_t reached[kMaxChainNodes] = {};
@@ -329,6 +329,7 @@ class Pipeline {
   std::unique_ptr<BatchPool> pool_;
   BlockingQueue<Batch*> finished_;
   std::unique_ptr<ProcessingStage> stage_;
+  std::unique_ptr<CollectWorkers> collect_;
   std::vector<uint64_t> next_seq_;
   std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
