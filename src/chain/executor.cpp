@@ -36,6 +36,7 @@ class Pipeline {
     BlockingQueue<Batch*> finished;  // batches of this thread's chains, any order
     LatencyHistogram latency;
     std::vector<bool> used, held;    // per port: tx'd in this batch; lock held
+    std::vector<uint64_t> sent, sent_bytes;  // per port, this batch (one atomic add per batch)
     std::vector<uint16_t> held_ports;
     std::thread thread;
   };
@@ -259,6 +260,8 @@ class Pipeline {
       egress_.push_back(std::make_unique<Egress>());
       egress_.back()->used.assign(rc_.ports.size(), false);
       egress_.back()->held.assign(rc_.ports.size(), false);
+      egress_.back()->sent.assign(rc_.ports.size(), 0);
+      egress_.back()->sent_bytes.assign(rc_.ports.size(), 0);
     }
     tx_locks_.resize(rc_.ports.size());
     for (size_t p = 0; p < rc_.ports.size(); ++p)
@@ -345,9 +348,8 @@ class Pipeline {
           if (!rc_.ports[eg]->tx(v, i)) {
             reason = DropReason::port_tx_error;
           } else {
-            PortCounters& out = *stats_.ports[eg];
-            out.tx_packets.fetch_add(1, std::memory_order_relaxed);
-            out.tx_bytes.fetch_add(v.len[i], std::memory_order_relaxed);
+            ++e.sent[eg];
+            e.sent_bytes[eg] += v.len[i];
             e.latency.record(now - v.rx_ns[i]);
             ++forwarded;
             continue;
@@ -359,6 +361,12 @@ class Pipeline {
     }
     // Ports that queue tx descriptors post them once per batch.
     release_tx(e);
+    for (size_t p = 0; p < e.sent.size(); ++p)
+      if (e.sent[p]) {
+        stats_.ports[p]->tx_packets.fetch_add(e.sent[p], std::memory_order_relaxed);
+        stats_.ports[p]->tx_bytes.fetch_add(e.sent_bytes[p], std::memory_order_relaxed);
+        e.sent[p] = e.sent_bytes[p] = 0;
+      }
     in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
     in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
     for (size_t k = 0; k < nodes; ++k) {
