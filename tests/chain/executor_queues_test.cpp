@@ -11,6 +11,7 @@
 
 #include "chain/executor.h"
 #include "chain/runtime_config.h"
+#include "gpu/device.h"
 #include "io/generator_port.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/io/port_test_util.h"
@@ -189,6 +190,41 @@ settings: {batch_size: 256, batches: 16, cpu_workers_per_nf: 1, queue_batches: 4
   EXPECT_GT(s.ports[0]->dropped[DropReason::ingress_backpressure], 0u);
   EXPECT_EQ(s.total_tx() + s.total_dropped(), 200000u);
 }
+
+#if GPUNFV_HAVE_CUDA
+// GPU backend fed by four queues: the same frames per flow, in the same order, as the CPU's.
+TEST(ExecutorQueues, GpuBackendWithQueuesEqualsCpuPerFlow) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  auto run_on = [](Backend backend, const std::string& name) {
+    auto dir = testing::temp_dir(name);
+    RuntimeConfig rc = load_runtime_config(testing::write_file(dir / "c.yaml", R"(
+ports:
+  - {name: gen, type: generator, count: 50021, flows: 500, size: 64-600, seed: 8, dst_from: r1, queues: 4}
+  - {name: p1, type: pcap, tx: p1.pcap}
+  - {name: p2, type: pcap, tx: p2.pcap}
+nfs:
+  - name: r1
+    type: router
+    routes: {file: )" + testing::source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
+chains:
+  - {from: gen, path: [r1]}
+settings: {batch_size: 512, batches: 32, batch_timeout_us: 10}
+)"));
+    RunStats s = run(rc, RunOptions{backend, 0, nullptr});
+    rc.ports.clear();
+    EXPECT_EQ(s.accounting_errors(), "");
+    EXPECT_EQ(s.total_rx(), 50021u);
+    FlowFrames out;
+    add_by_flow(read_pcap((dir / "p1.pcap").string()), out);
+    add_by_flow(read_pcap((dir / "p2.pcap").string()), out);
+    return out;
+  };
+  FlowFrames cpu = run_on(Backend::cpu, "queues-gpu-cpu");
+  FlowFrames gpu = run_on(Backend::gpu, "queues-gpu-gpu");
+  EXPECT_FALSE(cpu.empty());
+  EXPECT_EQ(gpu, cpu);
+}
+#endif
 
 }  // namespace
 }  // namespace gpunfv
