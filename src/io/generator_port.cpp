@@ -285,7 +285,7 @@ uint64_t GeneratorPort::take_rx_drops() {
 bool GeneratorPort::rx_queue_done(uint16_t queue) const {
   const Queue& q = queues_[queue];
   if (q.flows.empty() || q.generated >= q.total) return true;
-  return past_duration(clock_ns(CLOCK_MONOTONIC));
+  return duration_ns_ != 0 && past_duration(clock_ns(CLOCK_MONOTONIC));
 }
 
 bool GeneratorPort::rx_done() const {
