@@ -277,13 +277,15 @@ class Pipeline {
         continue;
       }
       Batch* b = *got;
-      auto& pend = pending_[b->chain];
+      // Read once: b goes back to the pool below, and another chain's ingress may take it.
+      const uint16_t chain = b->chain;
+      auto& pend = pending_[chain];
       pend.emplace(b->batch_seq, b);
       // Transmit in ingress order: a batch waits for the ones received before it.
-      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[b->chain];
+      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[chain];
            it = pend.erase(it)) {
         transmit(e, *it->second);
-        ++next_seq_[b->chain];
+        ++next_seq_[chain];
         in_flight_.fetch_sub(1);
         pool_->release(it->second);
       }
