@@ -5,6 +5,7 @@
 #      routing tables, four NFs),
 #   3. bench/chains/run.sh: profile (nBench) then S_a..S_d x sizes x policies.
 # Usage: scripts/chains-gpu-check.sh BIN_DIR RESULTS_DIR [SECONDS] [SIZES] [POLICIES] [CHAINS]
+# env QUEUES (default 8): generator rx queues = ingress threads per chain (bench/chains/run.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$1; RESULTS=$2; SECS=${3:-3}; SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}
@@ -20,5 +21,5 @@ if [ -z "${SKIP_EXAMPLES:-}" ]; then
   echo "=== examples, CPU vs GPU"
   scripts/gpu-examples-check.sh "$BIN" "$RESULTS/examples" 2>&1 | tee "$RESULTS/examples.txt"
 fi
-echo "=== chains S_a..S_d"
-bench/chains/run.sh "$BIN" "$RESULTS/chains" "$SECS" "$SIZES" "$POLICIES" "$CHAINS" 2>&1 | tail -60
+echo "=== chains S_a..S_d, ${QUEUES:-8} generator queues"
+QUEUES=${QUEUES:-8} bench/chains/run.sh "$BIN" "$RESULTS/chains" "$SECS" "$SIZES" "$POLICIES" "$CHAINS" 2>&1 | tail -60

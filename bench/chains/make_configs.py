@@ -4,7 +4,9 @@ S_a IPsec+NIDS, S_b FW+IPsec+NIDS, S_c IPsec+NIDS+Router, S_d FW+IPsec+NIDS+Rout
 packet size and GPU sharing policy, fed by a generator at full speed for a fixed time.
 
 usage: make_configs.py OUT_DIR [--sizes 64,512,1518] [--policies temporal,fair,unco,gnet]
-                       [--model MODEL.json] [--batch 8192]
+                       [--model MODEL.json] [--batch 8192] [--queues 8]
+--queues: the generator's rx queues, each filled by its own ingress thread (one per core to
+spare: ingress is what limited the single-thread runs at 512 and 1518 bytes).
 Paths inside the configurations are absolute (the repository's data/)."""
 import argparse
 from pathlib import Path
@@ -59,12 +61,12 @@ CHAINS = {
 }
 
 
-def config(chain, size, policy, model, batch, extra=""):
+def config(chain, size, policy, model, batch, extra="", queues=1):
     nfs = CHAINS[chain]
     to = "" if "router" in nfs else ", to: p1"
     s = f"""# {chain.upper()}: {' + '.join(nfs)}, {size}-byte frames, scheduler {policy}
 ports:
-  - {{name: gen, type: generator, rate: 0, size: {size}, flows: 65536, count: 1000000000000}}
+  - {{name: gen, type: generator, rate: 0, size: {size}, flows: 65536, count: 1000000000000, queues: {queues}}}
   - {{name: p1, type: discard}}
   - {{name: p2, type: discard}}
   - {{name: p3, type: discard}}
@@ -90,6 +92,7 @@ def main():
     ap.add_argument("--chains", default="sa,sb,sc,sd")
     ap.add_argument("--model", default="")
     ap.add_argument("--batch", type=int, default=8192)
+    ap.add_argument("--queues", type=int, default=1)
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -97,7 +100,7 @@ def main():
         for size in a.sizes.split(","):
             for policy in a.policies.split(","):
                 (out / f"{chain}-{size}-{policy}.yaml").write_text(
-                    config(chain, int(size), policy, a.model, a.batch))
+                    config(chain, int(size), policy, a.model, a.batch, queues=a.queues))
     # One configuration holding every NF, for `gpunfv profile`.
     (out / "profile.yaml").write_text(config("sd", 64, "unco", "", a.batch))
 

@@ -29,6 +29,19 @@ uint32_t choose_workers(const RuntimeConfig& rc) {
 }
 
 class Pipeline {
+  struct ChainSeq {
+    std::mutex m;
+    uint64_t batch = 0, packet = 0;  // next batch_seq, next packet seq
+  };
+  struct Egress {
+    BlockingQueue<Batch*> finished;  // batches of this thread's chains, any order
+    LatencyHistogram latency;
+    std::vector<bool> used, held;    // per port: tx'd in this batch; lock held
+    std::vector<uint64_t> sent, sent_bytes;  // per port, this batch (one atomic add per batch)
+    std::vector<uint16_t> held_ports;
+    std::thread thread;
+  };
+
  public:
   Pipeline(RuntimeConfig& rc, const RunOptions& opt) : rc_(rc), opt_(opt) {
     shape_ = plan_batch_shape(rc);
@@ -64,16 +77,22 @@ class Pipeline {
                             std::to_string(shape_.stride) + " B slots";
     next_seq_.assign(rc.chains.size(), 0);
     pending_.resize(rc.chains.size());
+    for (size_t c = 0; c < rc.chains.size(); ++c) chain_seq_.push_back(std::make_unique<ChainSeq>());
+    plan_egress();
   }
 
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
-    stage_->start([this](Batch* b) { finished_.push(b); });
-    std::thread egress([this] { egress_loop(); });
+    stage_->start([this](Batch* b) { egress_[egress_of_chain_[b->chain]]->finished.push(b); });
+    for (auto& e : egress_) e->thread = std::thread([this, eg = e.get()] { egress_loop(*eg); });
     std::vector<std::thread> ingress;
-    for (size_t c = 0; c < rc_.chains.size(); ++c) ingress.emplace_back([this, c] { ingress_loop(c); });
+    for (size_t c = 0; c < rc_.chains.size(); ++c) {
+      const uint16_t threads = ingress_threads(rc_.chains[c]);
+      for (uint16_t t = 0; t < threads; ++t)
+        ingress.emplace_back([this, c, t, threads] { ingress_loop(c, t, threads); });
+    }
     ForwardThreads forwards(rc_, stats_);
     forwards.start([this] { return past_deadline(monotonic_ns()); });
     std::thread progress;
@@ -82,8 +101,11 @@ class Pipeline {
     for (auto& t : ingress) t.join();
     forwards.join();
     stage_->stop();
-    finished_.close();
-    egress.join();
+    for (auto& e : egress_) e->finished.close();
+    for (auto& e : egress_) {
+      e->thread.join();
+      stats_.latency.merge(e->latency);
+    }
     collect_->finish();  // every NF has seen every batch before it reports
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
@@ -106,17 +128,34 @@ class Pipeline {
  private:
   bool past_deadline(uint64_t now) const { return deadline_ && now >= deadline_; }
 
-  void ingress_loop(size_t chain_index) {
+  // Rx threads of a chain: one per rx queue of its port, at most settings.ingress_threads.
+  uint16_t ingress_threads(const Chain& chain) const {
+    const uint16_t queues = std::max<uint16_t>(1, rc_.ports[chain.from]->rx_queues());
+    const uint32_t cap = rc_.settings.ingress_threads;
+    return cap ? static_cast<uint16_t>(std::min<uint32_t>(queues, cap)) : queues;
+  }
+
+  // Rx thread `thread` of `threads` polls queues thread, thread + threads, ... of the chain's
+  // port. A flow arrives on one queue, so one thread fills its batches, in order.
+  void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
     const Chain& chain = rc_.chains[chain_index];
     Port& port = *rc_.ports[chain.from];
     PortCounters& pc = *stats_.ports[chain.from];
     const uint64_t timeout_ns = uint64_t(rc_.settings.batch_timeout_us) * 1000;
-    uint64_t batch_seq = 0, pkt_seq = 0;
+    std::vector<uint16_t> queues;
+    for (uint32_t q = thread; q < std::max<uint16_t>(1, port.rx_queues()); q += threads)
+      queues.push_back(static_cast<uint16_t>(q));
+    auto done = [&] {
+      for (uint16_t q : queues)
+        if (!port.rx_queue_done(q)) return false;
+      return true;
+    };
+    size_t turn = 0;
     for (;;) {
-      if (port.rx_done() || past_deadline(monotonic_ns())) break;
+      if (done() || past_deadline(monotonic_ns())) break;
       // Simmer: while the chain's first NF is slowed the port is not polled (a file or
       // generator source waits; a live source's own queue fills and counts its drops).
-      count_rx_drops(port, pc);
+      count_rx_drops(port, pc, queues);
       if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
         continue;
@@ -131,14 +170,15 @@ class Pipeline {
       const uint32_t cap = planned ? std::min(planned, b->capacity()) : b->capacity();
       while (b->count() < cap) {
         uint32_t before = b->count();
-        uint32_t n = port.rx_burst(*b, cap - before);
+        const uint16_t q = queues[turn];
+        if (++turn == queues.size()) turn = 0;
+        uint32_t n = port.rx_queue_burst(q, *b, cap - before);
         uint64_t now = monotonic_ns();
         if (n > 0) {
           BatchView v = b->view();
           uint64_t bytes = 0;
           for (uint32_t i = before; i < before + n; ++i) {
             v.rx_ns[i] = now;
-            v.seq[i] = pkt_seq++;
             bytes += v.len[i];
           }
           pc.rx_packets.fetch_add(n, std::memory_order_relaxed);
@@ -147,7 +187,8 @@ class Pipeline {
           if (!first_ns) first_ns = now;
           continue;
         }
-        if (port.rx_done() || past_deadline(now)) break;
+        if (turn != 0) continue;  // the thread's other queues may have frames
+        if (done() || past_deadline(now)) break;
         if (first_ns && now - first_ns >= timeout_ns) break;
         std::this_thread::yield();
       }
@@ -156,46 +197,132 @@ class Pipeline {
         continue;
       }
       b->chain = static_cast<uint16_t>(chain_index);
-      b->batch_seq = batch_seq++;
       b->ingress_ns = first_ns;
+      number(*b);
       in_flight_.fetch_add(1);
       stage_->submit(b);
     }
-    count_rx_drops(port, pc);
+    count_rx_drops(port, pc, queues);
+  }
+
+  // Gives the batch its place in the chain (batch_seq: egress and the stage queues restore it)
+  // and its packets their numbers (seq), both at once, so packet numbers grow in batch order
+  // whichever rx thread submits first; IPsec's CPU ordered pass relies on that
+  // (nf/ipsec/ingress_order.h).
+  void number(Batch& b) {
+    ChainSeq& cs = *chain_seq_[b.chain];
+    uint64_t first = 0;
+    {
+      std::lock_guard<std::mutex> lk(cs.m);
+      b.batch_seq = cs.batch++;
+      first = cs.packet;
+      cs.packet += b.count();
+    }
+    BatchView v = b.view();
+    for (uint32_t i = 0; i < v.count; ++i) v.seq[i] = first + i;
   }
 
   // A live source's own losses while the chain did not take its frames.
-  void count_rx_drops(Port& port, PortCounters& pc) {
-    if (uint64_t lost = port.take_rx_drops()) {
+  void count_rx_drops(Port& port, PortCounters& pc, const std::vector<uint16_t>& queues) {
+    uint64_t lost = 0;
+    for (uint16_t q : queues) lost += port.take_rx_queue_drops(q);
+    if (lost) {
       pc.rx_packets.fetch_add(lost, std::memory_order_relaxed);
       pc.rx_queue_drops.fetch_add(lost, std::memory_order_relaxed);
       pc.dropped_total.fetch_add(lost, std::memory_order_relaxed);
     }
   }
 
-  void egress_loop() {
+  // Egress threads: chains that share an NF are one group (its collect() and counters have one
+  // writer, and see its batches in order); groups go round robin to at most
+  // settings.egress_threads threads. With several threads, ports whose tx is not thread-safe
+  // get a lock (hold_tx).
+  void plan_egress() {
+    const size_t chains = rc_.chains.size();
+    std::vector<size_t> group(chains);
+    for (size_t c = 0; c < chains; ++c) group[c] = c;
+    auto root = [&](size_t c) {
+      while (group[c] != c) c = group[c] = group[group[c]];
+      return c;
+    };
+    std::map<uint16_t, size_t> chain_of_nf;
+    for (size_t c = 0; c < chains; ++c)
+      for (uint16_t nf : rc_.chains[c].path) {
+        auto [it, fresh] = chain_of_nf.emplace(nf, c);
+        if (!fresh) group[root(c)] = root(it->second);
+      }
+    std::map<size_t, size_t> thread_of_group;
+    const size_t cap = rc_.settings.egress_threads ? rc_.settings.egress_threads : SIZE_MAX;
+    egress_of_chain_.resize(chains);
+    for (size_t c = 0; c < chains; ++c) {
+      auto [it, fresh] = thread_of_group.emplace(root(c), thread_of_group.size() % cap);
+      egress_of_chain_[c] = it->second;
+    }
+    const size_t threads = std::max<size_t>(1, std::min(thread_of_group.size(), cap));
+    for (size_t t = 0; t < threads; ++t) {
+      egress_.push_back(std::make_unique<Egress>());
+      egress_.back()->used.assign(rc_.ports.size(), false);
+      egress_.back()->held.assign(rc_.ports.size(), false);
+      egress_.back()->sent.assign(rc_.ports.size(), 0);
+      egress_.back()->sent_bytes.assign(rc_.ports.size(), 0);
+    }
+    tx_locks_.resize(rc_.ports.size());
+    for (size_t p = 0; p < rc_.ports.size(); ++p)
+      if (threads > 1 && rc_.ports[p]->has_tx() && !rc_.ports[p]->tx_thread_safe())
+        tx_locks_[p] = std::make_unique<std::mutex>();
+  }
+
+  void egress_loop(Egress& e) {
     for (;;) {
-      auto got = finished_.pop_for(std::chrono::milliseconds(10));
+      auto got = e.finished.pop_for(std::chrono::milliseconds(10));
       if (!got) {
-        if (finished_.closed_and_empty()) break;
+        if (e.finished.closed_and_empty()) break;
         continue;
       }
       Batch* b = *got;
-      auto& pend = pending_[b->chain];
+      // Read once: b goes back to the pool below, and another chain's ingress may take it.
+      const uint16_t chain = b->chain;
+      auto& pend = pending_[chain];
       pend.emplace(b->batch_seq, b);
       // Transmit in ingress order: a batch waits for the ones received before it.
-      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[b->chain];
+      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[chain];
            it = pend.erase(it)) {
-        transmit(*it->second);
-        ++next_seq_[b->chain];
+        transmit(e, *it->second);
+        ++next_seq_[chain];
         in_flight_.fetch_sub(1);
-        const Port& in_port = *rc_.ports[rc_.chains[it->second->chain].from];
+        const Port& in_port = *rc_.ports[rc_.chains[chain].from];
         collect_->submit(it->second, CollectContext{in_port.name(), in_port.type() == "pcap"});
       }
     }
   }
 
-  void transmit(Batch& batch) {
+  // Port p's tx lock, held until the batch is transmitted. Waits only while holding no other
+  // lock (else it first lets go of them), so egress threads never wait for each other in a cycle.
+  void hold_tx(Egress& e, uint16_t p) {
+    if (!tx_locks_[p] || e.held[p]) return;
+    if (!tx_locks_[p]->try_lock()) {
+      release_tx(e);
+      tx_locks_[p]->lock();
+    }
+    e.held[p] = true;
+    e.held_ports.push_back(p);
+  }
+
+  // Posts what the batch queued on each port it used (once per batch), then lets go of the locks.
+  void release_tx(Egress& e) {
+    for (size_t p = 0; p < e.used.size(); ++p)
+      if (e.used[p] && (e.held[p] || !tx_locks_[p])) {
+        rc_.ports[p]->tx_burst_end();
+        e.used[p] = false;
+      }
+    for (uint16_t p : e.held_ports) {
+      e.held[p] = false;
+      tx_locks_[p]->unlock();
+    }
+    e.held_ports.clear();
+  }
+
+  void transmit(Egress& e, Batch& batch) {
     const Chain& chain = rc_.chains[batch.chain];
     const BatchView v = batch.view();
     PortCounters& in_pc = *stats_.ports[chain.from];
@@ -207,11 +334,6 @@ class Pipeline {
       return nodes > 4 ? node_drops_long[k] : node_drops_small[k];
     };
     uint64_t forwarded = 0, dropped = 0;
-    // Counted here and added to the shared counters once per batch: a locked add per packet
-    // was most of the egress thread's time at tens of Mpps.
-    used_egress_.assign(rc_.ports.size(), false);
-    egress_packets_.assign(rc_.ports.size(), 0);
-    egress_bytes_.assign(rc_.ports.size(), 0);
     const uint64_t now = monotonic_ns();
     uint64_t run_rx_ns = 0, run_length = 0;  // packets received together share a latency
     for (uint32_t i = 0; i < v.count; ++i) {
@@ -223,34 +345,37 @@ class Pipeline {
         uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
         if (eg == kNoPort || eg >= rc_.ports.size()) {
           reason = DropReason::no_egress;
-        } else if (!rc_.ports[eg]->tx(v, i)) {
-          used_egress_[eg] = true;
-          reason = DropReason::port_tx_error;
         } else {
-          used_egress_[eg] = true;
-          ++egress_packets_[eg];
-          egress_bytes_[eg] += v.len[i];
-          if (v.rx_ns[i] != run_rx_ns || run_length == 0) {
-            if (run_length) stats_.latency.record(now - run_rx_ns, run_length);
-            run_rx_ns = v.rx_ns[i];
-            run_length = 0;
+          hold_tx(e, eg);
+          e.used[eg] = true;
+          if (!rc_.ports[eg]->tx(v, i)) {
+            reason = DropReason::port_tx_error;
+          } else {
+            ++e.sent[eg];
+            e.sent_bytes[eg] += v.len[i];
+            if (v.rx_ns[i] != run_rx_ns || run_length == 0) {
+              if (run_length) e.latency.record(now - run_rx_ns, run_length);
+              run_rx_ns = v.rx_ns[i];
+              run_length = 0;
+            }
+            ++run_length;
+            ++forwarded;
+            continue;
           }
-          ++run_length;
-          ++forwarded;
-          continue;
         }
       }
       in_pc.dropped.add(reason);
       ++dropped;
     }
-    if (run_length) stats_.latency.record(now - run_rx_ns, run_length);
+    if (run_length) e.latency.record(now - run_rx_ns, run_length);
     // Ports that queue tx descriptors post them once per batch.
-    for (size_t p = 0; p < used_egress_.size(); ++p) {
-      if (!used_egress_[p]) continue;
-      rc_.ports[p]->tx_burst_end();
-      stats_.ports[p]->tx_packets.fetch_add(egress_packets_[p], std::memory_order_relaxed);
-      stats_.ports[p]->tx_bytes.fetch_add(egress_bytes_[p], std::memory_order_relaxed);
-    }
+    release_tx(e);
+    for (size_t p = 0; p < e.sent.size(); ++p)
+      if (e.sent[p]) {
+        stats_.ports[p]->tx_packets.fetch_add(e.sent[p], std::memory_order_relaxed);
+        stats_.ports[p]->tx_bytes.fetch_add(e.sent_bytes[p], std::memory_order_relaxed);
+        e.sent[p] = e.sent_bytes[p] = 0;
+      }
     in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
     in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
     for (size_t k = 0; k < nodes; ++k) {
@@ -327,14 +452,15 @@ class Pipeline {
   BatchShape shape_;
   RunStats stats_;
   std::unique_ptr<BatchPool> pool_;
-  BlockingQueue<Batch*> finished_;
   std::unique_ptr<ProcessingStage> stage_;
   std::unique_ptr<CollectWorkers> collect_;
   std::vector<uint64_t> next_seq_;
   std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
-  std::vector<bool> used_egress_;  // egress thread only
-  std::vector<uint64_t> egress_packets_, egress_bytes_;
+  std::vector<std::unique_ptr<ChainSeq>> chain_seq_;
+  std::vector<std::unique_ptr<Egress>> egress_;
+  std::vector<size_t> egress_of_chain_;
+  std::vector<std::unique_ptr<std::mutex>> tx_locks_;  // per port; null: no lock needed
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
 };

@@ -33,7 +33,8 @@ YAML::Node load_yaml(const std::string& path) {
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
-               "sched_p", "sched_c_us", "cpu_workers_per_nf", "gpu_sms"});
+               "sched_p", "sched_c_us", "cpu_workers_per_nf", "gpu_sms",
+               "ingress_threads", "egress_threads"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -51,6 +52,8 @@ Settings parse_settings(const ConfigNode& n) {
     n["scheduler"].fail("scheduler must be temporal, fair, unco or gnet");
   if (n.has("model")) s.model_file = n.path("model");
   s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
+  s.ingress_threads = static_cast<uint32_t>(n.int_or("ingress_threads", 0, 0, 1024));
+  s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));
   auto positive = [&](const char* key, double dflt, double max) {
     if (!n.has(key)) return dflt;
     double v = n[key].as_double();

@@ -47,6 +47,8 @@ struct Settings {
   double latency_bound_us = 1000;       // gnet: per-NF latency bound L
   double sched_p = 0.1;                 // gnet: throughput step P per round
   double sched_c_us = 20;               // gnet: overhead C per launch
+  uint32_t ingress_threads = 0;         // per chain, at most this many rx threads; 0: one per rx queue
+  uint32_t egress_threads = 0;          // at most this many egress threads; 0: one per chain group
 };
 
 struct RuntimeConfig {

@@ -154,41 +154,48 @@ AfPacketPort::~AfPacketPort() {
 }
 
 uint32_t AfPacketPort::rx_burst(Batch& b, uint32_t max) {
-  if (rx_.empty()) return 0;
+  uint32_t n = 0;
+  for (uint32_t tried = 0; tried < rx_.size() && n < max; ++tried) {
+    const auto q = static_cast<uint16_t>(rx_turn_);
+    rx_turn_ = (rx_turn_ + 1) % uint32_t(rx_.size());
+    n += rx_queue_burst(q, b, max - n);
+  }
+  return n;
+}
+
+uint32_t AfPacketPort::rx_queue_burst(uint16_t queue, Batch& b, uint32_t max) {
+  if (queue >= rx_.size()) return 0;
   BatchView v = b.view();
   const uint32_t first = b.count();
   const uint32_t want = std::min(max, b.capacity() - first);
   uint8_t* slots = v.data.framework_data();
   uint32_t n = 0;
-  for (uint32_t tried = 0; tried < rx_.size() && n < want; ++tried) {
-    RxQueue& q = rx_[rx_turn_];
-    rx_turn_ = (rx_turn_ + 1) % uint32_t(rx_.size());
-    while (n < want) {
-      auto* desc = reinterpret_cast<tpacket_block_desc*>(q.ring + size_t(q.block) * block_bytes_);
-      if (q.left == 0) {
-        if ((__atomic_load_n(&desc->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) == 0)
-          break;
-        q.left = desc->hdr.bh1.num_pkts;
-        q.next = reinterpret_cast<uint8_t*>(desc) + desc->hdr.bh1.offset_to_first_pkt;
-      }
-      while (q.left > 0 && n < want) {
-        auto* h = reinterpret_cast<tpacket3_hdr*>(q.next);
-        const uint32_t slot = first + n;
-        // A frame cut short by the ring is reported longer than any slot: dropped as oversize.
-        uint32_t len = h->tp_snaplen == h->tp_len ? h->tp_len : std::max(h->tp_len, v.stride + 1);
-        std::memcpy(slots + size_t(slot) * v.stride, q.next + h->tp_mac,
-                    std::min({h->tp_snaplen, v.stride}));
-        v.len[slot] = uint16_t(std::min<uint32_t>(len, 0xFFFF));
-        v.port[slot] = id();
-        v.wire_ns[slot] = uint64_t(h->tp_sec) * 1'000'000'000ull + h->tp_nsec;
-        ++n;
-        --q.left;
-        q.next += h->tp_next_offset;
-      }
-      if (q.left == 0) {
-        __atomic_store_n(&desc->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-        q.block = (q.block + 1) % ring_blocks_;
-      }
+  RxQueue& q = rx_[queue];
+  while (n < want) {
+    auto* desc = reinterpret_cast<tpacket_block_desc*>(q.ring + size_t(q.block) * block_bytes_);
+    if (q.left == 0) {
+      if ((__atomic_load_n(&desc->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) == 0)
+        break;
+      q.left = desc->hdr.bh1.num_pkts;
+      q.next = reinterpret_cast<uint8_t*>(desc) + desc->hdr.bh1.offset_to_first_pkt;
+    }
+    while (q.left > 0 && n < want) {
+      auto* h = reinterpret_cast<tpacket3_hdr*>(q.next);
+      const uint32_t slot = first + n;
+      // A frame cut short by the ring is reported longer than any slot: dropped as oversize.
+      uint32_t len = h->tp_snaplen == h->tp_len ? h->tp_len : std::max(h->tp_len, v.stride + 1);
+      std::memcpy(slots + size_t(slot) * v.stride, q.next + h->tp_mac,
+                  std::min({h->tp_snaplen, v.stride}));
+      v.len[slot] = uint16_t(std::min<uint32_t>(len, 0xFFFF));
+      v.port[slot] = id();
+      v.wire_ns[slot] = uint64_t(h->tp_sec) * 1'000'000'000ull + h->tp_nsec;
+      ++n;
+      --q.left;
+      q.next += h->tp_next_offset;
+    }
+    if (q.left == 0) {
+      __atomic_store_n(&desc->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+      q.block = (q.block + 1) % ring_blocks_;
     }
   }
   b.set_count(first + n);

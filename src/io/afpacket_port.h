@@ -27,6 +27,7 @@
 // possible (the kernel copies into and out of the rings): `forward: mode: zerocopy` copies.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ class AfPacketPort final : public Port {
 
   uint32_t rx_burst(Batch& b, uint32_t max) override;
   bool rx_done() const override { return false; }  // a live interface never ends
+  // Each fanout socket is an rx queue (the kernel hashes a flow to one socket).
+  uint16_t rx_queues() const override { return static_cast<uint16_t>(std::max<size_t>(1, rx_.size())); }
+  uint32_t rx_queue_burst(uint16_t queue, Batch& b, uint32_t max) override;
   bool tx(const BatchView& b, uint32_t i) override;
   void tx_burst_end() override { kick(); }
   void flush() override;

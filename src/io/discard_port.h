@@ -21,6 +21,7 @@ class DiscardPort final : public Port {
   uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
   bool rx_done() const override { return true; }
   bool tx(const BatchView&, uint32_t) override { return true; }
+  bool tx_thread_safe() const override { return true; }  // keeps no state
   std::string describe() const override { return "discard (consumes what it is sent)"; }
 };
 

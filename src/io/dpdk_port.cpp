@@ -74,6 +74,9 @@ class DpdkPort final : public Port, public ZeroCopyIo {
   bool has_rx() const override { return true; }
   bool has_tx() const override { return true; }
   uint32_t rx_burst(Batch& b, uint32_t max) override;
+  // RSS queues: rte_eth_rx_burst on different queues may run on different threads.
+  uint16_t rx_queues() const override { return rx_queues_; }
+  uint32_t rx_queue_burst(uint16_t q, Batch& b, uint32_t max) override;
   bool rx_done() const override { return false; }
   bool tx(const BatchView& b, uint32_t i) override;
   void tx_burst_end() override { send_queued(); }
@@ -179,6 +182,17 @@ DpdkPort::~DpdkPort() {
 }
 
 uint32_t DpdkPort::rx_burst(Batch& b, uint32_t max) {
+  uint32_t n = 0;
+  for (uint16_t tried = 0; tried < rx_queues_ && n < max; ++tried) {
+    const uint16_t q = rx_turn_;
+    rx_turn_ = uint16_t((rx_turn_ + 1) % rx_queues_);
+    n += rx_queue_burst(q, b, max - n);
+  }
+  return n;
+}
+
+uint32_t DpdkPort::rx_queue_burst(uint16_t q, Batch& b, uint32_t max) {
+  if (q >= rx_queues_) return 0;
   BatchView v = b.view();
   const uint32_t first = b.count();
   uint32_t want = std::min(max, b.capacity() - first);
@@ -186,11 +200,10 @@ uint32_t DpdkPort::rx_burst(Batch& b, uint32_t max) {
   uint32_t n = 0;
   rte_mbuf* mbufs[64];
   uint64_t now = 0;
-  for (uint16_t tried = 0; tried < rx_queues_ && n < want; ++tried) {
-    const uint16_t q = rx_turn_;
-    rx_turn_ = uint16_t((rx_turn_ + 1) % rx_queues_);
+  while (n < want) {
     const uint16_t got = rte_eth_rx_burst(port_id_, q, mbufs, uint16_t(std::min<uint32_t>(want - n, 64)));
-    if (got && !now) now = realtime_ns();
+    if (got == 0) break;
+    if (!now) now = realtime_ns();
     for (uint16_t k = 0; k < got; ++k) {
       const uint32_t slot = first + n + k;
       const uint32_t len = rte_pktmbuf_pkt_len(mbufs[k]);
@@ -205,6 +218,7 @@ uint32_t DpdkPort::rx_burst(Batch& b, uint32_t max) {
     }
     rte_pktmbuf_free_bulk(mbufs, got);
     n += got;
+    if (got < 64) break;  // the queue is empty for now
   }
   b.set_count(first + n);
   return n;

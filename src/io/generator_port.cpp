@@ -1,6 +1,7 @@
 #include "io/generator_port.h"
 
 #include "core/internet_checksum.h"
+#include "io/gpuring/toeplitz.h"
 
 #include <fmt/core.h>
 #include <time.h>
@@ -58,7 +59,7 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
     : Port(node.str("name"), id) {
   node.only_keys(
       {"name", "type", "rate", "size", "flows", "count", "duration", "seed", "dst_from", "live",
-       "ring"});
+       "ring", "queues"});
   if (auto r = node.get("rate")) {
     rate_ = parse_generator_rate(*r);
     rate_text_ = r->as_string();
@@ -81,18 +82,39 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
   if (live_ && rate_.unit == GeneratorRate::Unit::unlimited)
     node["live"].fail("live: true needs a rate (frames arrive on their own schedule)");
 
+  size_seed_ = mix64(seed_ ^ 0x512E5EEDull);
   build_payload();
   build_flows(node, ctx);
-  scratch_.resize(sizes_.max);
-  size_rng_ = SplitMix64(mix64(seed_ ^ 0x512E5EEDull));
-  next_size_ = draw_size();
+  build_queues(node);
+}
 
-  if (rate_.unit != GeneratorRate::Unit::unlimited) {
-    tokens_per_ns_ = rate_.per_sec / 1e9;
+void GeneratorPort::build_queues(const ConfigNode& node) {
+  const auto n = static_cast<uint32_t>(node.int_or("queues", 1, 1, kMaxQueues));
+  queues_ = std::vector<Queue>(n);
+  const gpuring::RssTable reta(n);
+  for (uint32_t f = 0; f < flows_.size(); ++f) {
+    // RSS input: source and destination addresses, then the ports, as on the wire.
+    const uint8_t* h = flows_[f].header;
+    uint8_t input[12];
+    std::memcpy(input, h + 26, 8);
+    std::memcpy(input + 8, h + 34, 4);
+    queues_[reta.ring_of(gpuring::toeplitz_hash(input))].flows.push_back(f);
+  }
+  const uint64_t flow_total = flows_.size();
+  for (Queue& q : queues_) {
+    if (count_ != 0) {
+      // Frames k < count whose flow (k mod flows) is one of this queue's.
+      const uint64_t rem = count_ % flow_total;
+      q.total = count_ / flow_total * q.flows.size() +
+                uint64_t(std::lower_bound(q.flows.begin(), q.flows.end(), rem) - q.flows.begin());
+    }
+    if (rate_.unit == GeneratorRate::Unit::unlimited || q.flows.empty()) continue;
+    // Flows take turns, so a queue's share of the frames is its share of the flows.
+    q.tokens_per_ns = rate_.per_sec / 1e9 * double(q.flows.size()) / double(flow_total);
     // Deep enough to absorb an I/O thread busy for 1 ms, and never below a few bursts.
-    bucket_depth_ = std::max(tokens_per_ns_ * 1e6, 64 * cost(sizes_.max));
+    q.bucket_depth = std::max(q.tokens_per_ns * 1e6, 64 * cost(sizes_.max));
     // Live: the bucket is the receive queue; what arrives beyond it is lost, not deferred.
-    if (live_) bucket_depth_ = ring_ * cost(sizes_.max);
+    if (live_) q.bucket_depth = ring_ * cost(sizes_.max);
   }
 }
 
@@ -167,23 +189,28 @@ void GeneratorPort::build_flows(const ConfigNode& node, const PortContext& ctx) 
   }
 }
 
-uint32_t GeneratorPort::draw_size() {
+uint32_t GeneratorPort::size_of(uint64_t k) const {
   switch (sizes_.kind) {
     case FrameSizes::Kind::imix:
-      return kImixCycle[imix_pos_++ % 12];
+      return kImixCycle[k % 12];
     case FrameSizes::Kind::range:
-      return sizes_.min + size_rng_.below(sizes_.max - sizes_.min + 1);
+      // A function of k alone, so a queue can price any of its frames without the others'.
+      return sizes_.min + uint32_t(mix64(size_seed_ ^ k) % (sizes_.max - sizes_.min + 1));
     case FrameSizes::Kind::fixed:
     default:
       return sizes_.min;
   }
 }
 
-void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate& flow,
+void GeneratorPort::advance(Queue& q, uint64_t frames) const {
+  const uint64_t pos = q.pos + frames;
+  q.cycle += pos / q.flows.size();
+  q.pos = static_cast<uint32_t>(pos % q.flows.size());
+}
+
+void GeneratorPort::write_frame(uint8_t* out, uint32_t size, uint32_t room, const FlowTemplate& flow,
                                 uint16_t ip_id) const {
   const uint32_t payload_len = size - kHeaderBytes;
-  std::memcpy(out, flow.header, kHeaderBytes);
-  std::memcpy(out + kHeaderBytes, payload_.data(), payload_len);
   const auto ip_len = static_cast<uint16_t>(size - 14);
   const auto udp_len = static_cast<uint16_t>(size - 34);
   const auto ip_csum = static_cast<uint16_t>(~ipv4_checksum::fold(flow.ip_sum + ip_len + ip_id));
@@ -191,68 +218,120 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, const FlowTemplate&
   auto udp_csum =
       static_cast<uint16_t>(~ipv4_checksum::fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
   if (udp_csum == 0) udp_csum = 0xFFFF;  // 0 would mean "no checksum"
-  put16(out + 16, ip_len);
-  put16(out + 18, ip_id);
-  put16(out + 24, ip_csum);
-  put16(out + 38, udp_len);
-  put16(out + 40, udp_csum);
+  if (room >= size) {  // the common case: the whole frame fits its slot
+    std::memcpy(out, flow.header, kHeaderBytes);
+    std::memcpy(out + kHeaderBytes, payload_.data(), payload_len);
+    put16(out + 16, ip_len);
+    put16(out + 18, ip_id);
+    put16(out + 24, ip_csum);
+    put16(out + 38, udp_len);
+    put16(out + 40, udp_csum);
+    return;
+  }
+  // Larger than the slot: its first `room` bytes (the executor drops it as oversize).
+  uint8_t h[kHeaderBytes];
+  std::memcpy(h, flow.header, kHeaderBytes);
+  put16(h + 16, ip_len);
+  put16(h + 18, ip_id);
+  put16(h + 24, ip_csum);
+  put16(h + 38, udp_len);
+  put16(h + 40, udp_csum);
+  std::memcpy(out, h, std::min(room, kHeaderBytes));
+  if (room > kHeaderBytes) std::memcpy(out + kHeaderBytes, payload_.data(), room - kHeaderBytes);
 }
 
 double GeneratorPort::cost(uint32_t size) const {
   return rate_.unit == GeneratorRate::Unit::bits_per_sec ? (size + kWireOverheadBytes) * 8.0 : 1.0;
 }
 
-void GeneratorPort::refill(uint64_t now_ns) {
-  const double t = tokens_ + double(now_ns - last_refill_ns_) * tokens_per_ns_;
-  if (live_ && t > bucket_depth_) overflow_tokens_ += t - bucket_depth_;
-  tokens_ = std::min(bucket_depth_, t);
-  last_refill_ns_ = now_ns;
+void GeneratorPort::refill(Queue& q, uint64_t now_ns) const {
+  const double t = q.tokens + double(now_ns - q.last_refill_ns) * q.tokens_per_ns;
+  if (live_ && t > q.bucket_depth) q.overflow_tokens += t - q.bucket_depth;
+  q.tokens = std::min(q.bucket_depth, t);
+  q.last_refill_ns = now_ns;
 }
 
-uint64_t GeneratorPort::take_rx_drops() {
-  if (!live_ || !started_ || rx_done()) return 0;
-  refill(clock_ns(CLOCK_MONOTONIC));
+bool GeneratorPort::past_duration(uint64_t now_ns) const {
+  const uint64_t start = start_ns_.load(std::memory_order_relaxed);
+  return duration_ns_ != 0 && start != 0 && now_ns - start >= duration_ns_;
+}
+
+uint64_t GeneratorPort::generated() const {
+  uint64_t n = 0;
+  for (const Queue& q : queues_) n += q.generated;
+  return n;
+}
+
+uint64_t GeneratorPort::take_rx_queue_drops(uint16_t queue) {
+  Queue& q = queues_[queue];
+  if (!live_ || !q.started || rx_queue_done(queue)) return 0;
+  refill(q, clock_ns(CLOCK_MONOTONIC));
   // Priced at the next frame's size: exact for fixed sizes and packet rates.
-  auto lost = static_cast<uint64_t>(overflow_tokens_ / cost(next_size_));
-  if (count_ != 0) lost = std::min<uint64_t>(lost, count_ - generated_);
-  overflow_tokens_ -= double(lost) * cost(next_size_);
-  generated_ += lost;
+  const double c = cost(size_of(frame_index(q)));
+  auto lost = static_cast<uint64_t>(q.overflow_tokens / c);
+  lost = std::min<uint64_t>(lost, q.total - q.generated);
+  q.overflow_tokens -= double(lost) * c;
+  q.generated += lost;
+  advance(q, lost);  // the lost frames are these, not later ones
   return lost;
 }
 
+uint64_t GeneratorPort::take_rx_drops() {
+  uint64_t lost = 0;
+  for (uint16_t q = 0; q < queues_.size(); ++q) lost += take_rx_queue_drops(q);
+  return lost;
+}
+
+bool GeneratorPort::rx_queue_done(uint16_t queue) const {
+  const Queue& q = queues_[queue];
+  if (q.flows.empty() || q.generated >= q.total) return true;
+  return duration_ns_ != 0 && past_duration(clock_ns(CLOCK_MONOTONIC));
+}
+
 bool GeneratorPort::rx_done() const {
-  if (count_ != 0 && generated_ >= count_) return true;
-  return duration_ns_ != 0 && started_ && clock_ns(CLOCK_MONOTONIC) - start_ns_ >= duration_ns_;
+  for (uint16_t q = 0; q < queues_.size(); ++q)
+    if (!rx_queue_done(q)) return false;
+  return true;
 }
 
 uint32_t GeneratorPort::rx_burst(Batch& b, uint32_t max) {
-  if (count_ != 0 && generated_ >= count_) return 0;
+  const auto n = static_cast<uint16_t>(queues_.size());
+  uint32_t got = 0;
+  for (uint16_t i = 0; i < n && got < max; ++i)
+    got += rx_queue_burst(static_cast<uint16_t>((rx_turn_ + i) % n), b, max - got);
+  rx_turn_ = static_cast<uint16_t>((rx_turn_ + 1) % n);
+  return got;
+}
+
+uint32_t GeneratorPort::rx_queue_burst(uint16_t queue, Batch& b, uint32_t max) {
+  Queue& q = queues_[queue];
+  if (q.flows.empty() || q.generated >= q.total) return 0;
   uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  if (!started_) {
-    started_ = true;
-    start_ns_ = now;
-    last_refill_ns_ = now;
+  if (!q.started) {
+    q.started = true;
+    q.last_refill_ns = now;
+    uint64_t none = 0;
+    start_ns_.compare_exchange_strong(none, now, std::memory_order_relaxed);
   }
-  if (duration_ns_ != 0 && now - start_ns_ >= duration_ns_) return 0;
+  if (past_duration(now)) return 0;
 
   const uint32_t first = b.count();
-  uint64_t want = std::min(max, b.capacity() - first);
-  if (count_ != 0) want = std::min<uint64_t>(want, count_ - generated_);
+  const uint64_t want = std::min<uint64_t>(std::min(max, b.capacity() - first), q.total - q.generated);
   if (want == 0) return 0;
 
   const bool paced = rate_.unit != GeneratorRate::Unit::unlimited;
   if (paced) {
-    refill(now);
-    const double need = cost(next_size_);
-    if (tokens_ < need) {
+    refill(q, now);
+    const double need = cost(size_of(frame_index(q)));
+    if (q.tokens < need) {
       // A token due within kMaxSpinNs is waited for (precise pacing at high rates); a later
       // one is not, so the I/O thread is never held long.
-      const double wait_ns = (need - tokens_) / tokens_per_ns_;
+      const double wait_ns = (need - q.tokens) / q.tokens_per_ns;
       if (wait_ns > kMaxSpinNs) return 0;
       const uint64_t due = now + static_cast<uint64_t>(std::ceil(wait_ns));
       while ((now = clock_ns(CLOCK_MONOTONIC)) < due) cpu_relax();
-      refill(now);
-      if (tokens_ < need) return 0;
+      refill(q, now);
+      if (q.tokens < need) return 0;
     }
   }
 
@@ -260,32 +339,35 @@ uint32_t GeneratorPort::rx_burst(Batch& b, uint32_t max) {
   const uint64_t wire_ns = clock_ns(CLOCK_REALTIME);
   BatchView v = b.view();
   uint8_t* slots = v.data.framework_data();
+  const uint64_t flow_total = flows_.size();
+  const uint32_t* queue_flows = q.flows.data();
+  const auto queue_flow_count = static_cast<uint32_t>(q.flows.size());
+  uint64_t cycle_base = q.cycle * flow_total;
+  uint32_t pos = q.pos;
   uint32_t n = 0;
   while (n < want) {
-    const uint32_t size = next_size_;
+    const uint32_t f = queue_flows[pos];
+    const uint64_t k = cycle_base + f;
+    const uint32_t size = size_of(k);
     if (paced) {
       const double c = cost(size);
-      if (tokens_ < c) break;
-      tokens_ -= c;
+      if (q.tokens < c) break;
+      q.tokens -= c;
     }
     const uint32_t slot = first + n;
-    uint8_t* out = slots + size_t(slot) * v.stride;
-    const FlowTemplate& flow = flows_[next_flow_];
-    if (size <= v.stride) {
-      write_frame(out, size, flow, next_ip_id_);
-    } else {  // delivered truncated with its true length; the executor drops it as oversize
-      write_frame(scratch_.data(), size, flow, next_ip_id_);
-      std::memcpy(out, scratch_.data(), v.stride);
-    }
+    write_frame(slots + size_t(slot) * v.stride, size, v.stride, flows_[f], static_cast<uint16_t>(k));
     v.len[slot] = static_cast<uint16_t>(size);
     v.port[slot] = id();
     v.wire_ns[slot] = wire_ns;
-    ++next_ip_id_;
-    if (++next_flow_ == flows_.size()) next_flow_ = 0;
-    next_size_ = draw_size();
+    if (++pos == queue_flow_count) {
+      pos = 0;
+      cycle_base += flow_total;
+      ++q.cycle;
+    }
     ++n;
   }
-  generated_ += n;
+  q.pos = pos;
+  q.generated += n;
   b.set_count(first + n);
   return n;
 }
@@ -298,6 +380,7 @@ std::string GeneratorPort::describe() const {
   s += fmt::format(" seed={}", seed_);
   if (!dst_from_.empty()) s += " dst_from=" + dst_from_;
   if (live_) s += fmt::format(" live ring={}", ring_);
+  if (queues_.size() > 1) s += fmt::format(" queues={}", queues_.size());
   return s;
 }
 

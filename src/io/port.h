@@ -1,6 +1,7 @@
 // Ports: where packets enter and leave gpunfv. A port has an rx side (a source of frames),
-// a tx side (a sink), or both. Ports are driven by the executor's I/O threads: rx_burst and
-// tx are never called concurrently on one port side.
+// a tx side (a sink), or both. Ports are driven by the executor's I/O threads: rx on one rx
+// queue is never called concurrently (different queues may be polled by different threads at
+// once), and tx is never called concurrently unless tx_thread_safe() says it may be.
 //
 // Errors: constructors throw ConfigError (bad keys, missing files); rx/tx never throw on bad
 // packets: an oversized frame is delivered with its true length and dropped later as
@@ -41,11 +42,23 @@ class Port {
   // wait instead and return 0.
   virtual uint64_t take_rx_drops() { return 0; }
 
+  // Several rx queues (as a NIC's RSS queues): each flow arrives on one queue only, so one
+  // thread per queue keeps every flow in order. The queue-less calls above poll all queues in
+  // turn; the calls below take one queue, in [0, rx_queues()). Named apart from rx_burst so a
+  // port that overrides one does not hide the other.
+  virtual uint16_t rx_queues() const { return 1; }
+  virtual uint32_t rx_queue_burst(uint16_t queue, Batch& b, uint32_t max) { return rx_burst(b, max); }
+  virtual bool rx_queue_done(uint16_t queue) const { return rx_done(); }
+  virtual uint64_t take_rx_queue_drops(uint16_t queue) { return take_rx_drops(); }
+
   // Sends frame i of `b` (len[i] bytes, timestamp wire_ns[i]). False if it could not be sent.
   virtual bool tx(const BatchView& b, uint32_t i) = 0;
   virtual void flush() {}
   // End of a run of tx() calls (one batch): ports that queue descriptors post them now.
   virtual void tx_burst_end() {}
+  // True if tx/tx_burst_end may be called from several threads at once (the executor then
+  // takes no lock around them); false: the executor serializes each port's tx.
+  virtual bool tx_thread_safe() const { return false; }
   // Zero-copy frame hand-over for `forward:` (io/zero_copy.h); nullptr if the port cannot.
   virtual ZeroCopyIo* zero_copy() { return nullptr; }
 

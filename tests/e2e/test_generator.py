@@ -181,3 +181,25 @@ def test_generator_is_deterministic(gpunfv, tmp_path):
     assert len(frames[0]) == 500 and frames[0] == frames[1]
     assert len({len(f) for f in frames[0]}) > 10
     assert all(64 <= len(f) <= 1518 for f in frames[0])
+
+
+def test_queues_deliver_one_queues_frames_with_flow_order(gpunfv, tmp_path):
+    """queues: 4 (four ingress threads) delivers the frames of queues: 1, and each flow's
+    frames in the same order."""
+    def run(queues: int) -> dict[bytes, list[bytes]]:
+        out = tmp_path / f"q{queues}.pcap"
+        config = write_config(
+            tmp_path / f"q{queues}.yaml",
+            ports=[generator(count=20_011, size="64-700", flows=300, seed=11, queues=queues),
+                   {"name": "out", "type": "pcap", "tx": out}],
+            chains=[{"from": "gen", "to": "out"}],
+            settings={"batch_size": 128, "batches": 16, "batch_timeout_us": 10})
+        report = run_chain(gpunfv, config)
+        assert report["ports"]["gen"]["rx_packets"] == 20_011
+        assert report["ports"]["out"]["tx_packets"] == 20_011
+        flows: dict[bytes, list[bytes]] = {}
+        for _, frame in read_pcap(out)[1]:
+            flows.setdefault(frame[26:38], []).append(frame)
+        return flows
+
+    assert run(4) == run(1)
