@@ -44,8 +44,18 @@ struct BatchView {
   // result_stride bytes per packet, each NF owning a slice at its own offset.
   uint32_t result_stride = 0;
   IsoSpan<uint8_t> results;
+  // Slot indirection: packet i's bytes lie in slot slot_index[i] of `data`, so a batch can name
+  // packets that sit in GPU ring slots without copying them (the switch moves indices, not
+  // packets). Empty (every host batch): packet i is in slot i.
+  IsoSpan<uint32_t> slot_index;
 };
 static_assert(std::is_trivially_copyable_v<BatchView>);
+
+// Byte offset in b.data of packet i's slot. Every `i * stride` on a BatchView goes through here.
+GPUNFV_HD inline size_t slot_offset(const BatchView& b, uint32_t i) {
+  const uint32_t slot = b.slot_index.empty() ? i : b.slot_index[i];
+  return size_t(slot) * b.stride;
+}
 
 // Whether packet i was sent to chain node `node` (so the NF there saw it), and whether that
 // NF dropped it (NFs leave a dropped packet's next_nf at their node, with the reason).
@@ -65,10 +75,10 @@ class PacketRef {
   GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
   // The frame's bytes (length() of them).
   GPUNFV_HD IsoSpan<uint8_t> frame() const {
-    return b_.data.subspan(size_t(i_) * b_.stride, b_.len[i_]);
+    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
   }
   // The whole slot, for NFs that grow the packet (encapsulation).
-  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(size_t(i_) * b_.stride, b_.stride); }
+  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(slot_offset(b_, i_), b_.stride); }
   GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
   GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
   GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
