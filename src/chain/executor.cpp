@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "chain/batch_shape.h"
+#include "chain/gpuring_feed.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -63,12 +64,15 @@ class Pipeline {
                             std::to_string(shape_.stride) + " B slots";
     next_seq_.assign(rc.chains.size(), 0);
     pending_.resize(rc.chains.size());
+    make_ring_feeds(opt.backend);
   }
 
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
     stage_->start([this](Batch* b) { finished_.push(b); });
+    for (auto& f : feeds_)
+      if (f) f->start();
     std::thread egress([this] { egress_loop(); });
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) ingress.emplace_back([this, c] { ingress_loop(c); });
@@ -82,6 +86,7 @@ class Pipeline {
     stage_->stop();
     finished_.close();
     egress.join();
+    finish_ring_feeds();
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
     for (auto& pc : stats_.ports)
@@ -104,6 +109,7 @@ class Pipeline {
   bool past_deadline(uint64_t now) const { return deadline_ && now >= deadline_; }
 
   void ingress_loop(size_t chain_index) {
+    if (feeds_[chain_index]) return ring_ingress_loop(chain_index);
     const Chain& chain = rc_.chains[chain_index];
     Port& port = *rc_.ports[chain.from];
     PortCounters& pc = *stats_.ports[chain.from];
@@ -186,7 +192,10 @@ class Pipeline {
         transmit(*it->second);
         ++next_seq_[b->chain];
         in_flight_.fetch_sub(1);
-        pool_->release(it->second);
+        if (it->second->is_external())
+          feeds_[it->second->chain]->give_back(it->second);
+        else
+          pool_->release(it->second);
       }
     }
   }
@@ -218,7 +227,7 @@ class Pipeline {
         uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
         if (eg == kNoPort || eg >= rc_.ports.size()) {
           reason = DropReason::no_egress;
-        } else if (!rc_.ports[eg]->tx(v, i)) {
+        } else if (!port_tx(batch, eg, v, i)) {
           used_egress_[eg] = true;
           reason = DropReason::port_tx_error;
         } else {
@@ -246,6 +255,67 @@ class Pipeline {
       nc.out += reached[k] - d.total();
       for (int r = 0; r < kDropReasonCount; ++r) nc.drops.by_reason[r] += d.by_reason[r];
     }
+  }
+
+  // --- chains fed by gpuring ports (chain/gpuring_feed.h) ---------------------------------
+
+  void make_ring_feeds(Backend backend) {
+    feeds_.resize(rc_.chains.size());
+    is_ring_port_.assign(rc_.ports.size(), false);
+    for (size_t p = 0; p < rc_.ports.size(); ++p) is_ring_port_[p] = rc_.ports[p]->type() == "gpuring";
+    for (size_t c = 0; c < rc_.chains.size(); ++c)
+      if (is_ring_port_[rc_.chains[c].from])
+        feeds_[c] = std::make_unique<GpuRingFeed>(rc_, rc_.chains[c].from, shape_, backend);
+  }
+
+  // Ingress of a chain fed by a gpuring port: the rings' ready batches, packets in ring slots.
+  void ring_ingress_loop(size_t chain_index) {
+    GpuRingFeed& feed = *feeds_[chain_index];
+    PortCounters& pc = *stats_.ports[rc_.chains[chain_index].from];
+    uint64_t batch_seq = 0;
+    for (;;) {
+      // Simmer's pause: batches are not taken; the rings run out of free batches and the NIC
+      // drops at its full rings (nic_rx_ring_full).
+      if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;
+      }
+      bool finished = false;
+      Batch* b = feed.take(past_deadline(monotonic_ns()), finished);
+      if (finished) break;
+      if (!b) {
+        std::this_thread::yield();
+        continue;
+      }
+      const BatchView v = b->view();
+      uint64_t bytes = 0;
+      for (uint32_t i = 0; i < v.count; ++i) bytes += v.len[i];
+      pc.rx_packets.fetch_add(v.count, std::memory_order_relaxed);
+      pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      stage_->note_frames(v.count, bytes);
+      b->chain = static_cast<uint16_t>(chain_index);
+      b->batch_seq = batch_seq++;
+      b->ingress_ns = v.rx_ns[0];
+      in_flight_.fetch_add(1);
+      stage_->submit(b);
+    }
+  }
+
+  // Egress of one packet. A packet of a ring batch sent to its own gpuring port stays in its
+  // slot for the ring's tx loop; sent to a host port, it is copied out from its slot and marked
+  // so the ring frees the slot. No port transmits for another gpuring port (config refuses it).
+  bool port_tx(Batch& batch, uint16_t eg, const BatchView& v, uint32_t i) {
+    if (!batch.is_external()) return !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
+    if (feeds_[batch.chain]->is_ring_port(eg)) return v.len[i] > 0 && v.len[i] <= v.stride;
+    const bool ok = !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
+    v.verdict[i] = gpuring::kVerdictSentByHost;
+    return ok;
+  }
+
+  void finish_ring_feeds() {
+    for (size_t c = 0; c < feeds_.size(); ++c)
+      if (feeds_[c])
+        stats_.backend_detail += "; " + feeds_[c]->finish(*stats_.ports[rc_.chains[c].from]);
   }
 
   void collect_chain_metrics() {
@@ -319,6 +389,8 @@ class Pipeline {
   std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
   std::vector<bool> used_egress_;  // egress thread only
+  std::vector<std::unique_ptr<GpuRingFeed>> feeds_;  // per chain; null unless from a gpuring port
+  std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
 };

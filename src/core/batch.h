@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "core/compat.h"
@@ -129,7 +130,18 @@ class Batch {
   uint32_t result_stride() const { return layout_.result_stride; }
   uint32_t count() const { return count_; }
   void set_count(uint32_t n) { count_ = n; }
-  BatchView view() const { return layout_.view(base_, count_); }
+  BatchView view() const {
+    if (external_) {  // arrays and packet bytes elsewhere (a GPU ring's batch, slot indirection)
+      BatchView v = *external_;
+      v.count = count_;
+      return v;
+    }
+    return layout_.view(base_, count_);
+  }
+  // Makes this batch a handle for arrays it does not own (chain/gpuring_feed.h): view() then
+  // returns `v` with count(). The owner's memory must outlive its use through this batch.
+  void set_external(const BatchView& v) { external_ = v; }
+  bool is_external() const { return external_.has_value(); }
   uint8_t* base() const { return base_; }
 
   // Batch-level bookkeeping used by executors.
@@ -143,6 +155,7 @@ class Batch {
   MemoryKind kind_;
   uint8_t* base_ = nullptr;
   uint32_t count_ = 0;
+  std::optional<BatchView> external_;
 };
 
 }  // namespace gpunfv

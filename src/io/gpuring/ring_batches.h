@@ -26,6 +26,9 @@
 namespace gpunfv::gpuring {
 
 inline constexpr uint32_t kNoBatch = 0xFFFFFFFFu;
+// Verdict the host writes on a packet it transmitted itself from its slot (to a port other
+// than the ring's): not none, so the tx loop frees the slot instead of sending it again.
+inline constexpr uint8_t kVerdictSentByHost = 0xFE;
 
 struct ReadyRecord {
   uint32_t batch, count;
@@ -35,6 +38,7 @@ struct ReadyRecord {
 // Per ring, in ring memory; each group written by one side only.
 struct alignas(64) RingBatchCounters {
   alignas(64) uint64_t published, packets_batched, closed_by_timeout;   // rx
+  // freed_by_nf_drop: dropped by the chain, or sent by the host elsewhere (kVerdictSentByHost).
   alignas(64) uint64_t returned, queued_for_tx, freed_by_nf_drop, bad_length;  // tx
 };
 
