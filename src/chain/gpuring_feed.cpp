@@ -80,30 +80,31 @@ void GpuRingFeed::start() {
 Batch* GpuRingFeed::take(bool stop_now, bool& finished) {
   finished = false;
   gpuring::RingBatches::Ready r;
-  if (batches_->take_ready(r)) {
-    const uint32_t h = batches_->view().id(r.ring, r.batch);
-    Batch* b = handles_[h].get();
-    b->set_external(batches_->batch_view(r));
-    b->set_count(r.count);
-    taken_[h] = r;
-    return b;
+  bool got = batches_->take_ready(r);
+  if (!got) {
+    if (stop_now && !abort_requested_) {
+      // The run's time is up while the source may still be sending: the rings stop as they
+      // stand (frames still in a ring were never received; the audit counts held slots).
+      rings_->request_abort();
+      abort_requested_ = stop_requested_ = true;
+    } else if (!stop_requested_ && nic_->rx_finished()) {
+      rings_->request_stop();  // the NIC delivered its last frame: rx drains and publishes
+      stop_requested_ = true;
+    }
+    // rx publishes its last batch before it sets done: one more look after seeing done.
+    if (!stop_requested_ || !rx_all_done(*rings_)) return nullptr;
+    got = batches_->take_ready(r);
+    if (!got) {
+      finished = true;
+      return nullptr;
+    }
   }
-  // Stop once the NIC has delivered its last frame (or the run's time is up): rx then drains.
-  if (!stop_requested_ && (stop_now || nic_->rx_finished())) {
-    rings_->request_stop();
-    stop_requested_ = true;
-  }
-  // rx publishes its last batch before it sets done: one more look after seeing done.
-  if (stop_requested_ && rx_all_done(*rings_) && !batches_->take_ready(r)) finished = true;
-  else if (stop_requested_ && rx_all_done(*rings_)) {
-    const uint32_t h = batches_->view().id(r.ring, r.batch);
-    Batch* b = handles_[h].get();
-    b->set_external(batches_->batch_view(r));
-    b->set_count(r.count);
-    taken_[h] = r;
-    return b;
-  }
-  return nullptr;
+  const uint32_t h = batches_->view().id(r.ring, r.batch);
+  Batch* b = handles_[h].get();
+  b->set_external(batches_->batch_view(r));
+  b->set_count(r.count);
+  taken_[h] = r;
+  return b;
 }
 
 void GpuRingFeed::give_back(Batch* b) {

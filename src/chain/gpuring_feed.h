@@ -46,7 +46,9 @@ class GpuRingFeed {
   // Starts the loops and the NIC emulator.
   void start();
   // Ingress: the next ready batch (count set, view over the ring), or nullptr. `stop_now`:
-  // the run's deadline passed. Sets `finished` once no batch will come any more.
+  // the run's deadline passed (the rings are then aborted as they stand; packets the chain
+  // sends back to the ring after that are counted as sent but never leave). Sets `finished`
+  // once no batch will come any more.
   Batch* take(bool stop_now, bool& finished);
   // Egress, in the order taken, after accounting: the ring's tx side takes the batch back.
   void give_back(Batch* b);
@@ -70,7 +72,7 @@ class GpuRingFeed {
   std::unique_ptr<gpuring::HostRingBatchRunner> runner_;
   std::vector<std::unique_ptr<Batch>> handles_;   // one per ring batch
   std::vector<gpuring::RingBatches::Ready> taken_;  // per handle
-  bool stop_requested_ = false;
+  bool stop_requested_ = false, abort_requested_ = false;
   bool finished_ = false;
 };
 
