@@ -23,8 +23,11 @@ class HostRingBatchRunner {
       threads_.emplace_back([v, bv, r] { tx_batch_loop(v, bv, r); });
     }
   }
+  // Destroyed before join() returned (an error unwinding): nobody serves the batches any
+  // more, so a drain could wait for ever; the loops are aborted as they stand instead.
   ~HostRingBatchRunner() {
-    rings_.request_stop();
+    for (auto& t : threads_)
+      if (t.joinable()) rings_.request_abort();
     join();
   }
   HostRingBatchRunner(const HostRingBatchRunner&) = delete;
