@@ -4,4 +4,6 @@
 if(GPUNFV_HAVE_CUDA)
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/gpu_ring_kernels.cu
                               PROPERTIES COMPILE_OPTIONS "-Xptxas=-dlcm=cg")
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/gpu_ring_batch_kernels.cu
+                              PROPERTIES COMPILE_OPTIONS "-Xptxas=-dlcm=cg")
 endif()

@@ -19,7 +19,7 @@ GPUNFV_HD inline uint8_t choose_next_node(const ChainView& c, uint8_t at, const 
   if (c.n_routes > 0) {
     const PacketHeaders& h = b.headers[i];
     if (h.ip_version == 4) {
-      IsoSpan<const uint8_t> ip = b.data.subspan(size_t(i) * b.stride + h.l3_off + 16, 4);
+      IsoSpan<const uint8_t> ip = b.data.subspan(slot_offset(b, i) + h.l3_off + 16, 4);
       const uint32_t dst = (uint32_t(ip[0]) << 24) | (uint32_t(ip[1]) << 16) |
                            (uint32_t(ip[2]) << 8) | ip[3];
       for (uint8_t r = 0; r < c.n_routes; ++r) {

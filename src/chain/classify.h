@@ -19,7 +19,7 @@ GPUNFV_HD inline void classify_packet(const BatchView& b, uint32_t i) {
     r = DropReason::oversize;
     b.flow_hash[i] = 0;
   } else {
-    IsoSpan<const uint8_t> frame = b.data.subspan(size_t(i) * b.stride, len);
+    IsoSpan<const uint8_t> frame = b.data.subspan(slot_offset(b, i), len);
     r = parse_headers(frame, h);
     b.flow_hash[i] = r == DropReason::none ? flow_hash(frame, h) : 0;
   }

@@ -15,27 +15,44 @@ CollectWorkers::CollectWorkers(const RuntimeConfig& rc, Release release)
 CollectWorkers::~CollectWorkers() { finish(); }
 
 void CollectWorkers::submit(Batch* b, const CollectContext& ctx) {
-  const Chain& chain = rc_.chains[b->chain];
-  if (chain.path.empty()) {
+  if (rc_.chains[b->chain].path.empty()) {
     release_(b);
     return;
   }
+  enqueue(b, ctx, nullptr);
+}
+
+void CollectWorkers::collect_and_wait(Batch* b, const CollectContext& ctx) {
+  if (rc_.chains[b->chain].path.empty()) return;
+  std::promise<void> done;
+  std::future<void> f = done.get_future();
+  enqueue(b, ctx, &done);
+  f.wait();
+}
+
+void CollectWorkers::enqueue(Batch* b, const CollectContext& ctx, std::promise<void>* waiter) {
+  const Chain& chain = rc_.chains[b->chain];
   {
     std::lock_guard<std::mutex> lk(m_);
-    pending_[b] = static_cast<uint32_t>(chain.path.size());
+    pending_[b] = Pending{static_cast<uint32_t>(chain.path.size()), waiter};
   }
   for (size_t pos = 0; pos < chain.path.size(); ++pos)
     queues_[chain.path[pos]]->push(Job{b, static_cast<uint8_t>(pos), ctx});
 }
 
 void CollectWorkers::done_one(Batch* b) {
+  std::promise<void>* waiter = nullptr;
   {
     std::lock_guard<std::mutex> lk(m_);
     auto it = pending_.find(b);
-    if (--it->second != 0) return;
+    if (--it->second.nodes != 0) return;
+    waiter = it->second.waiter;
     pending_.erase(it);
   }
-  release_(b);
+  if (waiter)
+    waiter->set_value();
+  else
+    release_(b);
 }
 
 void CollectWorkers::work(size_t nf) {

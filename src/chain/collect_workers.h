@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -33,6 +34,9 @@ class CollectWorkers {
 
   // Runs every node's collect() of b's chain (ctx as the NFs see it), then releases b.
   void submit(Batch* b, const CollectContext& ctx);
+  // Runs every node's collect() of b's chain on the workers and waits for them; b is not
+  // released (for batches that must go back in order, e.g. to a gpuring port's tx side).
+  void collect_and_wait(Batch* b, const CollectContext& ctx);
   // Waits until every submitted batch was collected and released; stops the workers.
   void finish();
 
@@ -50,7 +54,12 @@ class CollectWorkers {
   std::vector<std::unique_ptr<BlockingQueue<Job>>> queues_;  // one per NF
   std::vector<std::thread> threads_;
   std::mutex m_;
-  std::unordered_map<Batch*, uint32_t> pending_;  // nodes still collecting, per batch
+  struct Pending {
+    uint32_t nodes = 0;                   // nodes still collecting
+    std::promise<void>* waiter = nullptr;  // collect_and_wait: signalled instead of released
+  };
+  void enqueue(Batch* b, const CollectContext& ctx, std::promise<void>* waiter);
+  std::unordered_map<Batch*, Pending> pending_;
 };
 
 }  // namespace gpunfv

@@ -10,6 +10,7 @@
 
 #include "chain/batch_shape.h"
 #include "chain/collect_workers.h"
+#include "chain/gpuring_feed.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -79,6 +80,7 @@ class Pipeline {
     pending_.resize(rc.chains.size());
     for (size_t c = 0; c < rc.chains.size(); ++c) chain_seq_.push_back(std::make_unique<ChainSeq>());
     plan_egress();
+    make_ring_feeds(opt.backend);
   }
 
   RunStats run() {
@@ -87,6 +89,8 @@ class Pipeline {
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
     stage_->start([this](Batch* b) { egress_[egress_of_chain_[b->chain]]->finished.push(b); });
     for (auto& e : egress_) e->thread = std::thread([this, eg = e.get()] { egress_loop(*eg); });
+    for (auto& f : feeds_)
+      if (f) f->start();
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) {
       const uint16_t threads = ingress_threads(rc_.chains[c]);
@@ -107,6 +111,7 @@ class Pipeline {
       stats_.latency.merge(e->latency);
     }
     collect_->finish();  // every NF has seen every batch before it reports
+    finish_ring_feeds();
     for (auto& p : rc_.ports)
       if (p->has_tx()) p->flush();
     for (auto& pc : stats_.ports)
@@ -138,6 +143,10 @@ class Pipeline {
   // Rx thread `thread` of `threads` polls queues thread, thread + threads, ... of the chain's
   // port. A flow arrives on one queue, so one thread fills its batches, in order.
   void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
+    if (feeds_[chain_index]) {  // a gpuring port: one thread takes the rings' batches
+      if (thread == 0) ring_ingress_loop(chain_index);
+      return;
+    }
     const Chain& chain = rc_.chains[chain_index];
     Port& port = *rc_.ports[chain.from];
     PortCounters& pc = *stats_.ports[chain.from];
@@ -291,7 +300,14 @@ class Pipeline {
         ++next_seq_[chain];
         in_flight_.fetch_sub(1);
         const Port& in_port = *rc_.ports[rc_.chains[chain].from];
-        collect_->submit(it->second, CollectContext{in_port.name(), in_port.type() == "pcap"});
+        const CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
+        if (it->second->is_external()) {
+          // A gpuring batch goes back to its ring in the order taken, once NFs have read it.
+          collect_->collect_and_wait(it->second, ctx);
+          feeds_[chain]->give_back(it->second);
+        } else {
+          collect_->submit(it->second, ctx);
+        }
       }
     }
   }
@@ -348,7 +364,7 @@ class Pipeline {
         } else {
           hold_tx(e, eg);
           e.used[eg] = true;
-          if (!rc_.ports[eg]->tx(v, i)) {
+          if (!port_tx(batch, eg, v, i)) {
             reason = DropReason::port_tx_error;
           } else {
             ++e.sent[eg];
@@ -385,6 +401,67 @@ class Pipeline {
       nc.out += reached[k] - d.total();
       for (int r = 0; r < kDropReasonCount; ++r) nc.drops.by_reason[r] += d.by_reason[r];
     }
+  }
+
+  // --- chains fed by gpuring ports (chain/gpuring_feed.h) ---------------------------------
+
+  void make_ring_feeds(Backend backend) {
+    feeds_.resize(rc_.chains.size());
+    is_ring_port_.assign(rc_.ports.size(), false);
+    for (size_t p = 0; p < rc_.ports.size(); ++p) is_ring_port_[p] = rc_.ports[p]->type() == "gpuring";
+    for (size_t c = 0; c < rc_.chains.size(); ++c)
+      if (is_ring_port_[rc_.chains[c].from])
+        feeds_[c] = std::make_unique<GpuRingFeed>(rc_, rc_.chains[c].from, shape_, backend);
+  }
+
+  // Ingress of a chain fed by a gpuring port: the rings' ready batches, packets in ring slots.
+  void ring_ingress_loop(size_t chain_index) {
+    GpuRingFeed& feed = *feeds_[chain_index];
+    PortCounters& pc = *stats_.ports[rc_.chains[chain_index].from];
+    uint64_t batch_seq = 0;
+    for (;;) {
+      // Simmer's pause: batches are not taken; the rings run out of free batches and the NIC
+      // drops at its full rings (nic_rx_ring_full).
+      if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;
+      }
+      bool finished = false;
+      Batch* b = feed.take(past_deadline(monotonic_ns()), finished);
+      if (finished) break;
+      if (!b) {
+        std::this_thread::yield();
+        continue;
+      }
+      const BatchView v = b->view();
+      uint64_t bytes = 0;
+      for (uint32_t i = 0; i < v.count; ++i) bytes += v.len[i];
+      pc.rx_packets.fetch_add(v.count, std::memory_order_relaxed);
+      pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      stage_->note_frames(v.count, bytes);
+      b->chain = static_cast<uint16_t>(chain_index);
+      b->batch_seq = batch_seq++;
+      b->ingress_ns = v.rx_ns[0];
+      in_flight_.fetch_add(1);
+      stage_->submit(b);
+    }
+  }
+
+  // Egress of one packet. A packet of a ring batch sent to its own gpuring port stays in its
+  // slot for the ring's tx loop; sent to a host port, it is copied out from its slot and marked
+  // so the ring frees the slot. No port transmits for another gpuring port (config refuses it).
+  bool port_tx(Batch& batch, uint16_t eg, const BatchView& v, uint32_t i) {
+    if (!batch.is_external()) return !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
+    if (feeds_[batch.chain]->is_ring_port(eg)) return v.len[i] > 0 && v.len[i] <= v.stride;
+    const bool ok = !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
+    v.verdict[i] = gpuring::kVerdictSentByHost;
+    return ok;
+  }
+
+  void finish_ring_feeds() {
+    for (size_t c = 0; c < feeds_.size(); ++c)
+      if (feeds_[c])
+        stats_.backend_detail += "; " + feeds_[c]->finish(*stats_.ports[rc_.chains[c].from]);
   }
 
   void collect_chain_metrics() {
@@ -461,6 +538,8 @@ class Pipeline {
   std::vector<std::unique_ptr<Egress>> egress_;
   std::vector<size_t> egress_of_chain_;
   std::vector<std::unique_ptr<std::mutex>> tx_locks_;  // per port; null: no lock needed
+  std::vector<std::unique_ptr<GpuRingFeed>> feeds_;  // per chain; null unless from a gpuring port
+  std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
 };

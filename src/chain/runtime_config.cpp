@@ -82,6 +82,32 @@ void check_forward_targets(const ConfigNode& root, const RuntimeConfig& rc) {
                           "' is also a chain's egress; a forward needs its target to itself");
 }
 
+// The executor runs a gpuring port only as a chain's `from` (chain/gpuring_feed.h); its packets
+// leave through its own rings or through host ports, never through another gpuring port.
+void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
+                         const std::vector<ConfigNode>& chain_nodes, const RuntimeConfig& rc) {
+  auto is_ring = [&](uint16_t p) { return p < rc.ports.size() && rc.ports[p]->type() == "gpuring"; };
+  for (size_t i = 0; i < rc.ports.size(); ++i) {
+    if (!is_ring(static_cast<uint16_t>(i))) continue;
+    bool feeds = false;
+    for (const Chain& c : rc.chains) feeds = feeds || c.from == i;
+    if (!feeds)
+      port_nodes[i]["type"].fail("a gpuring port runs in the chain executor only as a chain's from: "
+                                 "(bench/gpuring_bench runs it on its own; see docs/DESIGN.md)");
+  }
+  for (size_t k = 0; k < rc.chains.size(); ++k) {
+    const Chain& c = rc.chains[k];
+    if (is_ring(c.to) && c.to != c.from)
+      chain_nodes[k]["to"].fail("a chain sends to a gpuring port only through the rings it came in "
+                                "on: to: must be the chain's from: or a host port");
+    for (uint16_t nf : c.path)
+      for (uint16_t eg : rc.nfs[nf]->egress_ports())
+        if (is_ring(eg) && eg != c.from)
+          chain_nodes[k].fail("NF '" + rc.nfs[nf]->name() + "' sends to gpuring port '" +
+                              rc.ports[eg]->name() + "', which does not feed this chain");
+  }
+}
+
 }  // namespace
 
 RuntimeConfig load_runtime_config(const std::string& path) {
@@ -127,12 +153,6 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   };
   for (size_t i = 0; i < port_nodes.size(); ++i)
     rc.ports.push_back(make_port(port_nodes[i], static_cast<uint16_t>(i), pctx));
-  // The GPU ring port runs on its own (gpuring_bench, gpuring::RingSession) until the executor
-  // adopts it; refuse it here rather than fail in an I/O thread.
-  for (size_t i = 0; i < rc.ports.size(); ++i)
-    if (rc.ports[i]->type() == "gpuring")
-      port_nodes[i]["type"].fail("port type gpuring is not run by the chain executor yet "
-                                 "(bench/gpuring_bench runs it; see docs/DESIGN.md)");
   for (size_t i = 0; i < rc.nfs.size(); ++i)
     for (uint16_t eg : rc.nfs[i]->egress_ports())
       if (eg >= rc.ports.size() || !rc.ports[eg]->has_tx())
@@ -175,6 +195,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   }
   if (rc.chains.empty() && rc.forwards.empty()) root["chains"].fail("at least one chain is needed");
   check_forward_targets(root, rc);
+  check_gpuring_ports(port_nodes, chain_nodes, rc);
   return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "core/compat.h"
@@ -44,8 +45,18 @@ struct BatchView {
   // result_stride bytes per packet, each NF owning a slice at its own offset.
   uint32_t result_stride = 0;
   IsoSpan<uint8_t> results;
+  // Slot indirection: packet i's bytes lie in slot slot_index[i] of `data`, so a batch can name
+  // packets that sit in GPU ring slots without copying them (the switch moves indices, not
+  // packets). Empty (every host batch): packet i is in slot i.
+  IsoSpan<uint32_t> slot_index;
 };
 static_assert(std::is_trivially_copyable_v<BatchView>);
+
+// Byte offset in b.data of packet i's slot. Every `i * stride` on a BatchView goes through here.
+GPUNFV_HD inline size_t slot_offset(const BatchView& b, uint32_t i) {
+  const uint32_t slot = b.slot_index.empty() ? i : b.slot_index[i];
+  return size_t(slot) * b.stride;
+}
 
 // Whether packet i was sent to chain node `node` (so the NF there saw it), and whether that
 // NF dropped it (NFs leave a dropped packet's next_nf at their node, with the reason).
@@ -65,10 +76,10 @@ class PacketRef {
   GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
   // The frame's bytes (length() of them).
   GPUNFV_HD IsoSpan<uint8_t> frame() const {
-    return b_.data.subspan(size_t(i_) * b_.stride, b_.len[i_]);
+    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
   }
   // The whole slot, for NFs that grow the packet (encapsulation).
-  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(size_t(i_) * b_.stride, b_.stride); }
+  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(slot_offset(b_, i_), b_.stride); }
   GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
   GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
   GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
@@ -119,7 +130,18 @@ class Batch {
   uint32_t result_stride() const { return layout_.result_stride; }
   uint32_t count() const { return count_; }
   void set_count(uint32_t n) { count_ = n; }
-  BatchView view() const { return layout_.view(base_, count_); }
+  BatchView view() const {
+    if (external_) {  // arrays and packet bytes elsewhere (a GPU ring's batch, slot indirection)
+      BatchView v = *external_;
+      v.count = count_;
+      return v;
+    }
+    return layout_.view(base_, count_);
+  }
+  // Makes this batch a handle for arrays it does not own (chain/gpuring_feed.h): view() then
+  // returns `v` with count(). The owner's memory must outlive its use through this batch.
+  void set_external(const BatchView& v) { external_ = v; }
+  bool is_external() const { return external_.has_value(); }
   uint8_t* base() const { return base_; }
 
   // Batch-level bookkeeping used by executors.
@@ -133,6 +155,7 @@ class Batch {
   MemoryKind kind_;
   uint8_t* base_ = nullptr;
   uint32_t count_ = 0;
+  std::optional<BatchView> external_;
 };
 
 }  // namespace gpunfv

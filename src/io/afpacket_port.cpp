@@ -225,7 +225,7 @@ bool AfPacketPort::tx(const BatchView& b, uint32_t i) {
     poll(&p, 1, 1);
   }
   std::memcpy(reinterpret_cast<uint8_t*>(h) + data_off,
-              b.data.subspan(size_t(i) * b.stride, len).framework_data(), len);
+              b.data.subspan(slot_offset(b, i), len).framework_data(), len);
   h->tp_len = len;
   __atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
   tx_head_ = (tx_head_ + 1) % tx_frames_;

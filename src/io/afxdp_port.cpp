@@ -383,7 +383,7 @@ bool AfXdpPort::tx(const BatchView& b, uint32_t i) {
     kick(q);
     reap(q);
   }
-  std::memcpy(umem_->data(addr), b.data.subspan(size_t(i) * b.stride, len).framework_data(), len);
+  std::memcpy(umem_->data(addr), b.data.subspan(slot_offset(b, i), len).framework_data(), len);
   const FrameRef f{umem_->data(addr), len, 0, uintptr_t(addr)};
   for (int attempt = 0; attempt < 1000; ++attempt) {
     uint32_t idx = 0;

@@ -238,7 +238,7 @@ bool DpdkPort::tx(const BatchView& b, uint32_t i) {
     rte_pktmbuf_free(m);
     return false;
   }
-  std::memcpy(dst, b.data.subspan(size_t(i) * b.stride, len).framework_data(), len);
+  std::memcpy(dst, b.data.subspan(slot_offset(b, i), len).framework_data(), len);
   tx_queued_.push_back(m);
   if (tx_queued_.size() >= kTxQueueFrames) send_queued();
   return true;

@@ -203,7 +203,7 @@ bool PcapPort::tx(const BatchView& b, uint32_t i) {
   h.ts.tv_usec = static_cast<suseconds_t>(ns % kNsPerSec);  // nanoseconds: see header_ns
   h.caplen = len;
   h.len = len;
-  const uint8_t* frame = b.data.subspan(size_t(i) * b.stride, len).framework_data();
+  const uint8_t* frame = b.data.subspan(slot_offset(b, i), len).framework_data();
   pcap_dump(reinterpret_cast<u_char*>(dumper_.get()), &h, frame);
   return !std::ferror(pcap_dump_file(dumper_.get()));
 }

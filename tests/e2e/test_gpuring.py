@@ -1,22 +1,8 @@
-"""The GPU ring port is parsed and checked like any port, but the chain executor does not run it
-yet: a chain with one is refused with a clear error naming file and line, never a crash."""
+"""The GPU ring port is parsed and checked like any port: bad keys get a clear error naming file
+and line, never a crash. Chains fed by it: test_gpuring_chain.py."""
 from __future__ import annotations
 
 from test_config_errors import config_file, expect_config_error
-
-
-def test_gpuring_port_refused_by_executor(gpunfv, tmp_path):
-    config = config_file(tmp_path, """\
-ports:
-  - name: gr
-    type: gpuring
-    rings: 2
-    source: {type: generator, count: 10}
-  - {name: sink, type: 'discard'}
-chains:
-  - {from: gr, path: [], to: sink}
-""")
-    expect_config_error(gpunfv, config, "config.yaml:3", "gpuring", "not run by the chain executor")
 
 
 def test_gpuring_bad_ring_size_names_line(gpunfv, tmp_path):

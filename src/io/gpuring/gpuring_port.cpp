@@ -32,8 +32,8 @@ GpuRingPort::~GpuRingPort() = default;
 
 uint32_t GpuRingPort::rx_burst(Batch&, uint32_t) {
   throw std::runtime_error("gpuring port '" + name() +
-                           "': packets are driven by the GPU ring runner (RingSession), which the "
-                           "chain executor does not use yet; run it with bench/gpuring_bench");
+                           "': packets are driven by the ring loops (RingSession, or the chain "
+                           "executor through chain/gpuring_feed.h), not by rx_burst");
 }
 
 bool GpuRingPort::tx(const BatchView&, uint32_t) {

@@ -20,9 +20,9 @@
 //     flow_control: false    # emulator pauses instead of dropping when a ring is full
 //     burst: 32              # frames the emulator takes from the source per step
 //
-// State of integration: the port is a self-contained component. RingSession runs it (rings,
-// emulator, kernels with an inline NF hook) and bench/gpuring_bench uses it; the chain
-// executor does not drive it yet, so rx_burst() and tx() throw a runtime_error saying so.
+// State of integration: RingSession runs it with an inline NF hook (bench/gpuring_bench); as a
+// chain's `from:` the executor drives it in batch mode (chain/gpuring_feed.h; placement: host on
+// the CPU backend so far). rx_burst() and tx() are never the path: they throw a runtime_error.
 #pragma once
 
 #include <memory>

@@ -56,9 +56,10 @@ struct RingSet::Layout {
 
 std::string SlotAudit::describe() const {
   return fmt::format(
-      "slots={} free={} armed={} queued={} in_tx={} duplicates={} missing={} foreign={} "
-      "counters_agree={}",
-      total, free, armed, queued_for_tx, in_tx_ring, duplicates, missing, foreign, counters_agree);
+      "slots={} free={} armed={} queued={} in_tx={} held_by_batches={} duplicates={} missing={} "
+      "foreign={} counters_agree={}",
+      total, free, armed, queued_for_tx, in_tx_ring, held_by_batches, duplicates, missing, foreign,
+      counters_agree);
 }
 
 RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
@@ -252,7 +253,7 @@ RingSnapshot RingSet::snapshot() const {
   return s;
 }
 
-SlotAudit RingSet::audit() const {
+SlotAudit RingSet::audit(const BatchHoldings* batches) const {
   const MetaCopy m = copy_meta(base_, meta_bytes_, where_);
   const RingParams& p = view_.p;
   const auto* rx_slot = m.at<uint32_t>(view_.rx_slot, base_);
@@ -295,13 +296,19 @@ SlotAudit RingSet::audit() const {
     const uint64_t in_tx = t.posted - t.completed;
     for (uint64_t k = t.completed; k != t.posted; ++k)
       note(tx_slot[ring * p.ring_size + (k & (p.ring_size - 1))], a.in_tx_ring);
+    uint64_t held = 0, nf_freed = 0;
+    if (batches) {
+      for (uint32_t slot : batches->held[ring]) note(slot, held);
+      nf_freed = batches->freed_by_nf_drop[ring];
+    }
+    a.held_by_batches += held;
     const RxCounters& r = rxc[ring];
     uint64_t drops = 0;
     for (uint64_t d : r.drops) drops += d;
     a.counters_agree = a.counters_agree && r.packets == q.allocated &&
                        r.packets == r.passed + drops && q.freed_by_drop == drops &&
-                       q.freed_by_tx == t.completed &&
-                       r.packets == q.freed_by_drop + q.freed_by_tx + queued + in_tx;
+                       q.freed_by_tx == t.completed + nf_freed &&
+                       r.packets == q.freed_by_drop + q.freed_by_tx + queued + in_tx + held;
   }
   for (uint8_t s : seen) a.missing += s == 0;
   return a;

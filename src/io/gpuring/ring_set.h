@@ -23,12 +23,20 @@ enum class Placement { host, device };
 // protocol bug; ok() is what tests and the port's shutdown check.
 struct SlotAudit {
   uint64_t total = 0, free = 0, armed = 0, queued_for_tx = 0, in_tx_ring = 0;
+  uint64_t held_by_batches = 0;  // batch mode: slots in batches the chain has not handed back
   uint64_t duplicates = 0, missing = 0, foreign = 0;
   // Counter identities: rx packets == allocated == freed_by_drop + freed_by_tx + queued + in_tx,
   // posted == completed + in_tx.
   bool counters_agree = false;
   bool ok() const { return duplicates == 0 && missing == 0 && foreign == 0 && counters_agree; }
   std::string describe() const;
+};
+
+// Batch mode (ring_batches.h), per ring: the slots held by batches still out, and the slots tx
+// freed because an NF dropped their packet (they go back through the tx side's free queue).
+struct BatchHoldings {
+  std::vector<std::vector<uint32_t>> held;
+  std::vector<uint64_t> freed_by_nf_drop;
 };
 
 // Host copies of the per-ring counters and queue state.
@@ -65,8 +73,8 @@ class RingSet {
   std::string describe_registers() const;
 
   RingSnapshot snapshot() const;
-  // Only meaningful once the loops have exited.
-  SlotAudit audit() const;
+  // Only meaningful once the loops have exited. In batch mode pass RingBatches::holdings().
+  SlotAudit audit(const BatchHoldings* batches = nullptr) const;
 
  private:
   struct Layout;

@@ -76,6 +76,9 @@ class TxRing {
   }
 
   GPUNFV_HD bool queue_empty() { return queue_.empty(); }
+  // Batch mode (ring_batch_loops.h): a packet the chain dropped never reaches the ring; its slot
+  // goes back through this side's free queue (the one producer of it).
+  GPUNFV_HD void free_dropped(uint32_t slot) { pool_.free_by_tx(slot); }
   GPUNFV_HD void finish(uint32_t how = 1u) { store_release_sys(&done_.tx, how); }
 
  private:

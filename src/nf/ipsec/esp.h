@@ -148,7 +148,7 @@ GPUNFV_HD inline void select_outbound_sa(const BatchView& b, uint32_t i, uint8_t
   EspRecord rec;
   const PacketHeaders& h = b.headers[i];
   if (h.ip_version == 4) {
-    IsoSpan<const uint8_t> f = b.data.subspan(size_t(i) * b.stride, b.len[i]);
+    IsoSpan<const uint8_t> f = b.data.subspan(slot_offset(b, i), b.len[i]);
     rec.sa = v.table.find_by_destination(load_be32(f, h.l3_off + 16));
   }
   write_record(b, i, v.result_offset, rec);

@@ -106,7 +106,7 @@ void Nids::collect(const BatchView& b, uint8_t position, const CollectContext& c
     if (log_) {
       e.wire_ns = b.wire_ns[i];
       if (ctx.from_pcap) e.pcap_cnt = b.seq[i] + 1;
-      e.frame = b.data.subspan(size_t(i) * b.stride, std::min<uint32_t>(b.len[i], b.stride));
+      e.frame = b.data.subspan(slot_offset(b, i), std::min<uint32_t>(b.len[i], b.stride));
       e.headers = b.headers[i];
       e.blocked = drop_;
     }

@@ -1,0 +1,119 @@
+// Slot indirection (BatchView::slot_index): a batch naming its packets' slots through an index
+// array, in any order and in a larger slot area (as GPU ring slots are), gives the same NF
+// results, bit for bit, as the same packets laid out directly (packet i in slot i).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "chain/processing_stage.h"
+#include "chain/runtime_config.h"
+#include "tests/chain/chain_test_util.h"
+
+namespace gpunfv {
+namespace {
+
+using testing::source_dir;
+using testing::temp_dir;
+using testing::write_file;
+
+// G-NET's S_d over the bundled SIP/RTP capture: every NF that reads or rewrites frame bytes
+// (firewall, IPsec encapsulation growing the packet, NIDS, router).
+std::string sd_config() {
+  auto dir = temp_dir("slot-index");
+  const std::string d = source_dir();
+  write_file(dir / "fw.rules",
+             "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
+  return write_file(dir / "c.yaml", R"(
+ports:
+  - {name: in, type: pcap, rx: )" + d + R"(/data/traces/SIP_CALL_RTP_G711.pcap}
+  - {name: p1, type: discard}
+  - {name: p2, type: discard}
+nfs:
+  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
+  - name: esp
+    type: ipsec
+    direction: outbound
+    sas:
+      - {spi: 0x3001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: 7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 192.168.1.1, remote: 10.52.0.1, match: 200.57.7.0/24}
+      - {spi: 0x3002, enc_key: 91b3d5f7092b4d6f8193a5c7e9fb1d3fc0ffee02, auth_key: 0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 192.168.1.1, remote: 10.1.0.1, match: 0.0.0.0/0}
+  - name: ids
+    type: nids
+    rules: [)" + d + R"(/data/nids/et_open_2024-04-21/emerging-voip.rules.gz]
+    action: alert
+  - name: r1
+    type: router
+    routes: {file: )" + d + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
+chains:
+  - {from: in, path: [fw, esp, ids, r1]}
+settings: {batch_size: 256, batches: 4}
+)");
+}
+
+TEST(SlotIndex, IndirectBatchGivesTheSameNfResults) {
+  // Two configurations, so each side's stateful NFs (IPsec sequence numbers) see the same
+  // packets in the same order.
+  RuntimeConfig direct_rc = load_runtime_config(sd_config());
+  RuntimeConfig indirect_rc = load_runtime_config(sd_config());
+  for (auto* rc : {&direct_rc, &indirect_rc})
+    for (auto& nf : rc->nfs) nf->prepare(Backend::cpu);
+  const BatchShape shape = plan_batch_shape(direct_rc);
+  plan_batch_shape(indirect_rc);  // gives its NFs their result offsets
+  const uint32_t cap = shape.capacity, stride = shape.stride;
+  Port& in = *direct_rc.ports[0];
+
+  uint64_t compared = 0, indirect_slots_used = 0;
+  while (!in.rx_done()) {
+    Batch direct(cap, stride, MemoryKind::host, shape.result_stride);
+    while (direct.count() < cap && !in.rx_done()) in.rx_burst(direct, cap - direct.count());
+    const uint32_t n = direct.count();
+    if (n == 0) break;
+
+    // The same packets, metadata copied, bytes scattered over twice as many slots in reverse
+    // order, skipping every other slot.
+    Batch meta(cap, stride, MemoryKind::host, shape.result_stride);
+    std::memcpy(meta.base(), direct.base(), direct.layout().bytes);
+    meta.set_count(n);
+    std::vector<uint8_t> area(size_t(2) * cap * stride, 0xEE);
+    std::vector<uint32_t> slot(cap);
+    for (uint32_t i = 0; i < n; ++i) {
+      slot[i] = 2 * (cap - 1 - i) + 1;
+      std::memcpy(area.data() + size_t(slot[i]) * stride,
+                  direct.view().data.framework_data() + size_t(i) * stride, stride);
+    }
+    BatchView a = direct.view();
+    BatchView b = meta.view();
+    b.data = IsoSpan<uint8_t>(area.data(), area.size());
+    b.slot_index = IsoSpan<uint32_t>(slot.data(), cap);
+    ASSERT_EQ(slot_offset(b, 0), size_t(slot[0]) * stride);
+    ASSERT_EQ(slot_offset(a, 3), size_t(3) * stride);
+
+    run_chain_cpu(direct_rc, direct_rc.chains[0], a);
+    run_chain_cpu(indirect_rc, indirect_rc.chains[0], b);
+    for (uint32_t i = 0; i < n; ++i, ++compared) {
+      ASSERT_EQ(a.len[i], b.len[i]) << i;
+      ASSERT_EQ(a.verdict[i], b.verdict[i]) << i;
+      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << i;
+      ASSERT_EQ(a.visited[i], b.visited[i]) << i;
+      ASSERT_EQ(a.out_port[i], b.out_port[i]) << i;
+      ASSERT_EQ(a.flow_hash[i], b.flow_hash[i]) << i;
+      ASSERT_EQ(0, std::memcmp(&a.headers[i], &b.headers[i], sizeof(PacketHeaders))) << i;
+      ASSERT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * shape.result_stride,
+                               b.results.framework_data() + size_t(i) * shape.result_stride,
+                               shape.result_stride))
+          << i;
+      ASSERT_EQ(0, std::memcmp(a.data.framework_data() + slot_offset(a, i),
+                               b.data.framework_data() + slot_offset(b, i),
+                               std::min<uint32_t>(a.len[i], stride)))
+          << i;
+    }
+    // The slots the index skips were never written.
+    for (uint32_t i = 0; i < n; ++i) indirect_slots_used += area[size_t(2 * i) * stride] == 0xEE;
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_EQ(indirect_slots_used, compared);
+}
+
+}  // namespace
+}  // namespace gpunfv
