@@ -14,7 +14,8 @@
 // the run (exit 1); a hang the abort cannot end is ended by the session's watchdog (exit 3).
 // (run from the repository root: --routes defaults to data/router/bart_ipv4_random5000.txt)
 // gpuring_bench --gpu-forward [--variants wr,rd,bn] [--fwd-sizes ...] [--fwd-packets N]
-//                 [--tail-batch 8] [--no-integrity] [--nic-burst 32] [--nic-tx-burst 64] [--json FILE]
+//                 [--tail-batch 8] [--no-integrity] [--nic-burst 32] [--nic-tx-burst 64]
+//                 [--nic-defer-rx-wait] [--json FILE]
 // instead measures forwarding between two ring ports (gpuring_bench/gpu_forward_cases.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-integrity", no_integrity, "--gpu-forward: no sampled integrity check");
   app.add_option("--nic-burst", fwd.nic_burst, "--gpu-forward: frames per emulator rx step")->check(CLI::Range(1, 4096));
   app.add_option("--nic-tx-burst", fwd.nic_tx_burst, "--gpu-forward: descriptors per emulator tx step")->check(CLI::Range(1, 4096));
+  app.add_flag("--nic-defer-rx-wait", fwd.defer_rx_wait, "--gpu-forward: the emulator waits for rx copies at its next rx step");
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     rings = {1, 4};

@@ -6,8 +6,10 @@
 #      latency p50/p90/p99, CPU cores, host bytes/packet, the copy engine alone as the peer),
 #      latency at 50% load (CDF points in the JSON), tail batching 1/8/32, and the emulator's
 #      time per step phase;
-#   3. the same with the emulator taking 128 frames per step (does a bigger burst lift the limit?).
-# Writes OUT_DIR/{device.txt, unit-tests.txt, gpu_forward.{txt,json}, gpu_forward_burst128.{txt,json}}.
+#   3. wr and rd at 64 and 1518 B with the emulator taking 128 frames per step, then with its rx
+#      wait deferred (NicEmulatorConfig::defer_rx_wait): do they lift the emulator's limit?
+# Writes OUT_DIR/{device.txt, unit-tests.txt, gpu_forward.{txt,json}, gpu_forward_burst128.{txt,json},
+# gpu_forward_defer.{txt,json}}.
 # Usage: scripts/gpu-forward-check.sh BIN_DIR OUT_DIR   (BIN_DIR: a CUDA build with gpunfv_tests
 # and gpuring_bench, e.g. cmake -B build-gpu -DGPUNFV_CUDA=ON && cmake --build build-gpu
 # --target gpunfv_tests gpuring_bench)
@@ -34,3 +36,7 @@ timeout 240 "$BIN/gpuring_bench" --gpu-forward --json "$OUT/gpu_forward.json" | 
 log "gpuring_bench --gpu-forward, emulator burst 128 (wr, rd; 64 and 1518 B)"
 timeout 120 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --nic-burst 128 --nic-tx-burst 128 \
   --json "$OUT/gpu_forward_burst128.json" | tee "$OUT/gpu_forward_burst128.txt"
+
+log "gpuring_bench --gpu-forward, emulator rx wait deferred (wr, rd; 64 and 1518 B)"
+timeout 120 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --nic-defer-rx-wait \
+  --json "$OUT/gpu_forward_defer.json" | tee "$OUT/gpu_forward_defer.txt"

@@ -58,6 +58,7 @@ FwdRow run_case(const FwdCase& c, const ForwardSweep& sw) {
   nic.burst = sw.nic_burst;
   nic.tx_burst = sw.nic_tx_burst;
   nic.phase_timing = true;
+  nic.defer_rx_wait = sw.defer_rx_wait;
   // Unpaced rows measure the sustained rate: the emulator holds frames while A's ring is full
   // (802.3x pause) instead of dropping them, so the rate is what the slowest stage moves.
   nic.flow_control = c.load == 0;
@@ -177,8 +178,9 @@ int run_gpu_forward_sweep(const ForwardSweep& sw) {
   std::vector<gr::ForwardVariant> variants;
   for (const std::string& v : sw.variants) variants.push_back(gr::parse_forward_variant(v));
   fmt::print("# gpuring_bench --gpu-forward: {} ring pair(s), ring_size 512, tail batch {} / {} ns, integrity {}, "
-             "NIC emulated (rx burst {}, tx burst {})\n\n",
-             sw.rings, sw.tail_batch, sw.tail_timeout_ns, sw.integrity ? "on" : "off", sw.nic_burst, sw.nic_tx_burst);
+             "NIC emulated (rx burst {}, tx burst {}, rx wait {})\n\n",
+             sw.rings, sw.tail_batch, sw.tail_timeout_ns, sw.integrity ? "on" : "off", sw.nic_burst, sw.nic_tx_burst,
+             sw.defer_rx_wait ? "deferred" : "per step");
   fmt::print("wr and rd: the forwarding kernel on the GPU, rings in GPU memory, the emulator's copies by the GPU's "
              "copy engine.{}\nbn: the same loop on a CPU thread over rings in host memory, copies by memcpy.\n"
              "On one GPU wr and rd move the same bytes over the same link; they differ in whose slots carry the "

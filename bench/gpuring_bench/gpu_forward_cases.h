@@ -22,6 +22,7 @@ struct ForwardSweep {
   bool host = false;            // wr and rd on CPU threads over host memory too (no GPU)
   uint32_t nic_burst = 32;      // frames the emulator takes per rx step
   uint32_t nic_tx_burst = 64;   // descriptors per tx step
+  bool defer_rx_wait = false;   // NicEmulatorConfig::defer_rx_wait
   double case_timeout_s = 20;
   std::string json_path;
 };

@@ -75,6 +75,7 @@ void NicEmulator::run() {
       if (!source_done) {
         busy = rx_step();
         if (!busy && staged_next_ == rx_staging_.count() && source_.rx_done()) {
+          complete_rx_copies();  // every frame is in its ring before "finished" is said
           source_done = true;
           rx_finished_.store(true, std::memory_order_release);
         }
@@ -136,7 +137,16 @@ void NicEmulator::fetch_rx_descriptors(uint32_t r, uint32_t rdt) {
   rx_fetched_until_[r] = rdt;
 }
 
+void NicEmulator::complete_rx_copies() {
+  if (!rx_copies_pending_) return;
+  dma_.wait();
+  for (uint32_t r = 0; r < v_.p.rings; ++r) store_release(rings_.host_regs(r).rdh, rdh_[r]);
+  rx_copies_pending_ = false;
+}
+
 bool NicEmulator::rx_step() {
+  // The staging frames and write-backs of the last step are reused below.
+  complete_rx_copies();
   if (staged_next_ == rx_staging_.count()) {
     uint32_t want = cfg_.burst;
     const uint64_t now = monotonic_ns();
@@ -224,13 +234,13 @@ bool NicEmulator::rx_step() {
       first = 0;
     }
   }
-  dma_.wait();
+  rx_copies_pending_ = true;
+  if (!cfg_.defer_rx_wait) complete_rx_copies();
   if (cfg_.phase_timing) {
     stats_.phases.rx_copy_ns += monotonic_ns() - t_copy;
     ++stats_.phases.rx_steps;
     stats_.phases.rx_frames += dst_.size();
   }
-  for (uint32_t r = 0; r < p.rings; ++r) store_release(rings_.host_regs(r).rdh, rdh_[r]);
   staged_next_ = i;
   return i > from;
 }

@@ -128,6 +128,25 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(info.param)) + "_batch" + std::to_string(std::get<2>(info.param));
     });
 
+TEST(GpuRingForwardEmulator, DeferredRxWaitAndPhaseTimingChangeNoCount) {
+  auto gen = generator(5000);
+  RecordingPort sink;
+  NicEmulatorConfig nic = exact_nic();
+  nic.defer_rx_wait = true;
+  nic.phase_timing = true;
+  nic.burst = 64;
+  nic.tx_burst = 16;
+  ForwardSession s(params(2, 8), Placement::host, ForwardVariant::rd, *gen, &sink, nic, false, true);
+  s.start_host(0, PassThroughView{}, PassThrough{});
+  const ForwardReport r = s.finish(60);
+  EXPECT_EQ(r.accounting_errors(), "");
+  EXPECT_EQ(sink.frames.size(), 5000u);
+  EXPECT_EQ(r.nic.phases.rx_frames, 5000u);
+  EXPECT_EQ(r.nic.phases.tx_frames, 5000u);
+  EXPECT_GT(r.nic.phases.tx_steps, 5000u / 16 - 1);  // at most tx_burst descriptors per step
+  EXPECT_GT(r.nic.phases.rx_copy_ns, 0u);
+}
+
 // Flips one sampled byte (offset 21) of every seventh frame between rx and tx.
 struct CorruptEverySeventh {
   GPUNFV_HD void operator()(uint8_t* frame, uint32_t len) const {
