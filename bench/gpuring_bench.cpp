@@ -13,6 +13,10 @@
 // A ring case whose loops do not drain within --case-timeout-s is aborted, reported, and ends
 // the run (exit 1); a hang the abort cannot end is ended by the session's watchdog (exit 3).
 // (run from the repository root: --routes defaults to data/router/bart_ipv4_random5000.txt)
+// gpuring_bench --gpu-forward [--variants wr,rd,bn] [--fwd-sizes ...] [--fwd-packets N]
+//                 [--tail-batch 8] [--no-integrity] [--nic-burst 32] [--nic-tx-burst 64]
+//                 [--nic-defer-rx-wait] [--json FILE]
+// instead measures forwarding between two ring ports (gpuring_bench/gpu_forward_cases.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <yaml-cpp/yaml.h>
@@ -23,6 +27,7 @@
 #include <memory>
 
 #include "gpu/device.h"
+#include "gpuring_bench/gpu_forward_cases.h"
 #include "gpuring_bench/gpuring_cases.h"
 #include "nf/router/router.h"
 
@@ -82,6 +87,17 @@ int main(int argc, char** argv) {
   app.add_option("--staged-timeout-us", staged_timeout_us, "staged path: send a partial batch after this wait");
   app.add_flag("--quick", quick, "rings 1,4; sizes 64,1500; loads 0.5,0");
   app.add_flag("--host", host, "run the loops on CPU threads over host memory (checks the benchmark without a GPU)");
+  bench::gpuring::ForwardSweep fwd;
+  bool gpu_forward = false, no_integrity = false;
+  app.add_flag("--gpu-forward", gpu_forward, "forwarding between two GPU ring ports (variants x sizes)");
+  app.add_option("--variants", fwd.variants, "--gpu-forward: wr, rd, bn")->delimiter(',');
+  app.add_option("--fwd-sizes", fwd.sizes, "--gpu-forward: frame sizes")->delimiter(',');
+  app.add_option("--fwd-packets", fwd.packets, "--gpu-forward: packets per case (at most)");
+  app.add_option("--tail-batch", fwd.tail_batch, "--gpu-forward: descriptors per tail update")->check(CLI::Range(1, 4096));
+  app.add_flag("--no-integrity", no_integrity, "--gpu-forward: no sampled integrity check");
+  app.add_option("--nic-burst", fwd.nic_burst, "--gpu-forward: frames per emulator rx step")->check(CLI::Range(1, 4096));
+  app.add_option("--nic-tx-burst", fwd.nic_tx_burst, "--gpu-forward: descriptors per emulator tx step")->check(CLI::Range(1, 4096));
+  app.add_flag("--nic-defer-rx-wait", fwd.defer_rx_wait, "--gpu-forward: the emulator waits for rx copies at its next rx step");
   CLI11_PARSE(app, argc, argv);
   if (quick) {
     rings = {1, 4};
@@ -91,6 +107,20 @@ int main(int argc, char** argv) {
   if (!host && !cuda_device_available()) {
     fmt::print(stderr, "gpuring_bench: no CUDA device; the ring port's CPU variant is tested by gpunfv_tests\n");
     return 0;
+  }
+
+  if (gpu_forward) {
+    fwd.rings = rings.empty() ? 1 : rings.front();
+    fwd.integrity = !no_integrity;
+    fwd.host = host;
+    fwd.case_timeout_s = case_timeout_s;
+    fwd.json_path = json_path;
+    try {
+      return bench::gpuring::run_gpu_forward_sweep(fwd);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "gpuring_bench --gpu-forward: {}\n", e.what());
+      return 2;
+    }
   }
 
   Env env;

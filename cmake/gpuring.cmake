@@ -6,4 +6,7 @@ if(GPUNFV_HAVE_CUDA)
                               PROPERTIES COMPILE_OPTIONS "-Xptxas=-dlcm=cg")
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/gpu_ring_batch_kernels.cu
                               PROPERTIES COMPILE_OPTIONS "-Xptxas=-dlcm=cg")
+  # The forwarding kernel polls the same kind of data (rx descriptors, frames it checksums).
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/gpu_forward_kernels.cu
+                              PROPERTIES COMPILE_OPTIONS "-Xptxas=-dlcm=cg")
 endif()

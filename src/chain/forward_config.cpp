@@ -34,7 +34,7 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
   for (const ConfigNode& n : list.items()) {
     if (!n.is_map()) n.fail("a forward is a map with from: and to:");
     n.only_keys({"from", "to", "mode", "route", "descriptor_batch", "flush_us", "burst",
-                 "integrity"});
+                 "integrity", "variant"});
     ForwardSpec s;
     const std::string from = n.str("from"), to = n.str("to");
     auto from_id = port_id_of(from), to_id = port_id_of(to);
@@ -59,6 +59,13 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
     s.burst = uint32_t(n.int_or("burst", s.burst, 1, 256));
     if (auto i = n.get("integrity")) s.integrity = i->as_bool();
     if (auto r = n.get("route")) s.route = build_route(*r, s, port_id_of);
+    if (auto v = n.get("variant")) {
+      if (ports[*from_id]->type() != "gpuring" || ports[*to_id]->type() != "gpuring")
+        v->fail("variant: applies to a forward between two gpuring ports only (P2PNIC's wr, rd, bn)");
+      s.gpu_variant = v->as_string();
+      if (s.gpu_variant != "wr" && s.gpu_variant != "rd" && s.gpu_variant != "bn")
+        v->fail("variant: expected wr, rd or bn, got '" + s.gpu_variant + "'");
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -12,6 +12,8 @@
 //                               # frames keep coming; an empty rx poll posts it at once
 //       burst: 32               # frames per rx poll (default 32)
 //       integrity: on           # sampled checksum rx -> tx (default off)
+//       variant: wr             # only between two gpuring ports: wr | rd | bn (default rd),
+//                               # see io/gpuring/forward_rings.h
 //
 // A port is the `from` of at most one forward and then feeds no chain; the `to` of a forward
 // is the egress of nothing else (tx is single-threaded per port).
@@ -42,6 +44,7 @@ struct ForwardSpec {
   uint32_t flush_us = 20;
   uint32_t burst = 32;
   bool integrity = false;
+  std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
 };
 
 // Parses `forward:` (a sequence). `ports` are the built ports, index = id.

@@ -12,17 +12,20 @@
 namespace gpunfv::gpuring {
 
 namespace {
-constexpr uint32_t kTxBurst = 64;  // descriptors fetched per tx step and ring
-}
+// A phase's start and end when phase timing is on; 0 (no clock read) otherwise.
+inline uint64_t stamp(bool on) { return on ? monotonic_ns() : 0; }
+}  // namespace
 
 NicEmulator::NicEmulator(RingSet& rings, Port& source, Port* sink, DmaEngine& dma,
-                         NicEmulatorConfig cfg)
-    : rings_(rings), v_(rings.view()), source_(source), sink_(sink), dma_(dma), cfg_(cfg),
+                         NicEmulatorConfig cfg, RingSet* tx_rings)
+    : rings_(rings), v_(rings.view()), tx_rings_(tx_rings ? *tx_rings : rings),
+      tv_(tx_rings_.view()), source_(source), sink_(sink), dma_(dma), cfg_(cfg),
       rss_(rings.params().rings),
       rx_staging_(std::max<uint32_t>(cfg.burst, 1), rings.params().slot_bytes, MemoryKind::host_pinned),
-      tx_staging_(kTxBurst, rings.params().slot_bytes, MemoryKind::host_pinned) {
+      tx_staging_(std::max<uint32_t>(cfg.tx_burst, 1), rings.params().slot_bytes, MemoryKind::host_pinned) {
   if (!source.has_rx()) throw std::invalid_argument("NIC emulator: source port '" + source.name() + "' has no rx side");
   if (cfg_.burst == 0) cfg_.burst = 1;
+  if (cfg_.tx_burst == 0) cfg_.tx_burst = 1;
   const RingParams& p = rings.params();
   rdh_.assign(p.rings, 0);
   rx_fetched_until_.assign(p.rings, 0);
@@ -34,9 +37,12 @@ NicEmulator::NicEmulator(RingSet& rings, Port& source, Port* sink, DmaEngine& dm
     rx_mirror_.push_back(static_cast<RxDesc*>(dma_.alloc_staging(sizeof(RxDesc) * p.ring_size)));
     rx_wb_.push_back(static_cast<RxDesc*>(dma_.alloc_staging(sizeof(RxDesc) * p.ring_size)));
   }
-  tx_mirror_ = static_cast<TxDesc*>(dma_.alloc_staging(sizeof(TxDesc) * kTxBurst));
-  tx_wb_ = static_cast<TxDesc*>(dma_.alloc_staging(sizeof(TxDesc) * kTxBurst));
-  meta_.assign(p.total_slots(), SlotMeta{0, 0, 0});
+  tx_mirror_ = static_cast<TxDesc*>(dma_.alloc_staging(sizeof(TxDesc) * cfg_.tx_burst));
+  tx_wb_ = static_cast<TxDesc*>(dma_.alloc_staging(sizeof(TxDesc) * cfg_.tx_burst));
+  if (tx_rings && (tv_.p.rings != p.rings || tv_.p.ring_size != p.ring_size ||
+                   tv_.p.total_slots() != p.total_slots()))
+    throw std::invalid_argument("NIC emulator: the tx rings' shape differs from the rx rings'");
+  meta_.assign(uint64_t(p.total_slots()) * (&tx_rings_ == &rings_ ? 1 : 2), SlotMeta{0, 0, 0});
   stats_.delivered_per_ring.assign(p.rings, 0);
   stats_.latency_ns.reserve(std::min<uint64_t>(cfg_.max_latency_samples, 1u << 20));
 }
@@ -69,6 +75,7 @@ void NicEmulator::run() {
       if (!source_done) {
         busy = rx_step();
         if (!busy && staged_next_ == rx_staging_.count() && source_.rx_done()) {
+          complete_rx_copies();  // every frame is in its ring before "finished" is said
           source_done = true;
           rx_finished_.store(true, std::memory_order_release);
         }
@@ -111,6 +118,12 @@ uint32_t NicEmulator::pick_ring(const uint8_t* frame, uint32_t len, uint32_t& ha
   return rss_.ring_of(hash);
 }
 
+uint32_t NicEmulator::meta_index(uint64_t addr) const {
+  const uint64_t span = uint64_t(v_.p.total_slots()) * v_.p.slot_bytes;
+  if (addr >= v_.bus_base && addr < v_.bus_base + span) return v_.slot_of_bus(addr);
+  return v_.p.total_slots() + tv_.slot_of_bus(addr);
+}
+
 void NicEmulator::fetch_rx_descriptors(uint32_t r, uint32_t rdt) {
   // Fetch [fetched_until, rdt): descriptors the driver handed over since the last fetch.
   const uint32_t size = v_.p.ring_size;
@@ -124,7 +137,16 @@ void NicEmulator::fetch_rx_descriptors(uint32_t r, uint32_t rdt) {
   rx_fetched_until_[r] = rdt;
 }
 
+void NicEmulator::complete_rx_copies() {
+  if (!rx_copies_pending_) return;
+  dma_.wait();
+  for (uint32_t r = 0; r < v_.p.rings; ++r) store_release(rings_.host_regs(r).rdh, rdh_[r]);
+  rx_copies_pending_ = false;
+}
+
 bool NicEmulator::rx_step() {
+  // The staging frames and write-backs of the last step are reused below.
+  complete_rx_copies();
   if (staged_next_ == rx_staging_.count()) {
     uint32_t want = cfg_.burst;
     const uint64_t now = monotonic_ns();
@@ -136,7 +158,10 @@ bool NicEmulator::rx_step() {
     }
     rx_staging_.set_count(0);
     staged_next_ = 0;
-    if (source_.rx_burst(rx_staging_, want) == 0) return false;
+    const uint64_t t_src = stamp(cfg_.phase_timing);
+    const uint32_t taken = source_.rx_burst(rx_staging_, want);
+    if (cfg_.phase_timing) stats_.phases.rx_source_ns += monotonic_ns() - t_src;
+    if (taken == 0) return false;
     stats_.offered += rx_staging_.count();
   }
   const uint32_t got = rx_staging_.count();
@@ -171,11 +196,17 @@ bool NicEmulator::rx_step() {
       ++stats_.drops_ring_full;
       continue;
     }
-    if (rdh_[r] == rx_fetched_until_[r]) fetch_rx_descriptors(r, rdt);
+    if (rdh_[r] == rx_fetched_until_[r]) {
+      const uint64_t t_fetch = stamp(cfg_.phase_timing);
+      fetch_rx_descriptors(r, rdt);
+      if (cfg_.phase_timing) {
+        stats_.phases.rx_desc_fetch_ns += monotonic_ns() - t_fetch;
+        ++stats_.phases.rx_desc_fetches;
+      }
+    }
     const uint32_t d = rdh_[r];
     const uint64_t addr = rx_mirror_[r][d].read.pkt_addr;
-    const uint32_t slot = v_.slot_of_bus(addr);
-    meta_[slot] = SlotMeta{next_seq_++, taken_ns, r};
+    meta_[meta_index(addr)] = SlotMeta{next_seq_++, taken_ns, r};
     dst_.push_back(reinterpret_cast<void*>(addr));
     src_.push_back(frame);
     size_.push_back(len);
@@ -190,6 +221,7 @@ bool NicEmulator::rx_step() {
     ++stats_.delivered_per_ring[r];
   }
   // Packet data first, then the write-backs (the same ordered queue), so DD never precedes data.
+  const uint64_t t_copy = stamp(cfg_.phase_timing);
   dma_.write_gather(dst_, src_, size_);
   for (uint32_t r = 0; r < p.rings; ++r) {
     uint32_t first = wb_first_[r], left = wb_count_[r], done = 0;
@@ -202,25 +234,32 @@ bool NicEmulator::rx_step() {
       first = 0;
     }
   }
-  dma_.wait();
-  for (uint32_t r = 0; r < p.rings; ++r) store_release(rings_.host_regs(r).rdh, rdh_[r]);
+  rx_copies_pending_ = true;
+  if (!cfg_.defer_rx_wait) complete_rx_copies();
+  if (cfg_.phase_timing) {
+    stats_.phases.rx_copy_ns += monotonic_ns() - t_copy;
+    ++stats_.phases.rx_steps;
+    stats_.phases.rx_frames += dst_.size();
+  }
   staged_next_ = i;
   return i > from;
 }
 
 bool NicEmulator::tx_step(uint32_t r) {
   const RingParams& p = v_.p;
-  const uint32_t tdt = load_acquire(rings_.host_regs(r).tdt);
+  const uint32_t tdt = load_acquire(tx_rings_.host_regs(r).tdt);
   const uint32_t head = tdh_[r];
   if (tdt == head) return false;
-  const uint32_t count = std::min((tdt - head) & (p.ring_size - 1), kTxBurst);
-  const TxDesc* ring = v_.tx_desc + uint64_t(r) * p.ring_size;
+  const uint32_t count = std::min((tdt - head) & (p.ring_size - 1), cfg_.tx_burst);
+  const uint64_t t_desc = stamp(cfg_.phase_timing);
+  const TxDesc* ring = tv_.tx_desc + uint64_t(r) * p.ring_size;
   for (uint32_t done = 0; done < count;) {
     const uint32_t at = (head + done) & (p.ring_size - 1);
     const uint32_t n = std::min(count - done, p.ring_size - at);
     dma_.read(tx_mirror_ + done, ring + at, sizeof(TxDesc) * n);
     done += n;
   }
+  const uint64_t t_copy = stamp(cfg_.phase_timing);
   // Copy the frames out.
   tx_staging_.set_count(count);
   const BatchView out = tx_staging_.view();
@@ -238,11 +277,17 @@ bool NicEmulator::tx_step(uint32_t r) {
   dma_.wait();
 
   const uint64_t now = monotonic_ns();
+  if (cfg_.phase_timing) {
+    stats_.phases.tx_desc_read_ns += t_copy - t_desc;
+    stats_.phases.tx_copy_ns += now - t_copy;
+    ++stats_.phases.tx_steps;
+    stats_.phases.tx_frames += count;
+  }
   const uint64_t wire = realtime_ns();
   stats_.tx_last_ns = now;
   uint32_t writebacks = 0;
   for (uint32_t k = 0; k < count; ++k) {
-    const SlotMeta& m = meta_[v_.slot_of_bus(tx_mirror_[k].read.buffer_addr)];
+    const SlotMeta& m = meta_[meta_index(tx_mirror_[k].read.buffer_addr)];
     if (stats_.latency_ns.size() < cfg_.max_latency_samples)
       stats_.latency_ns.push_back(static_cast<uint32_t>(std::min<uint64_t>(now - m.rx_ns, UINT32_MAX)));
     if (sent_any_ && m.seq < max_seq_sent_) ++stats_.reordered;
@@ -257,6 +302,8 @@ bool NicEmulator::tx_step(uint32_t r) {
     stats_.tx_bytes += out.len[k];
     if (tx_mirror_[k].read.cmd_type_len & kTxDcmdRS) ++writebacks;
   }
+  const uint64_t t_wb = stamp(cfg_.phase_timing);
+  if (cfg_.phase_timing) stats_.phases.tx_sink_ns += t_wb - now;
   if (writebacks) {
     // DD back into every sent descriptor that asked for it (RS), in ring order.
     for (uint32_t k = 0; k < count; ++k) {
@@ -267,7 +314,7 @@ bool NicEmulator::tx_step(uint32_t r) {
         tx_wb_[k].wb.status = kTxStatusDD;
       }
     }
-    TxDesc* wring = v_.tx_desc + uint64_t(r) * p.ring_size;
+    TxDesc* wring = tv_.tx_desc + uint64_t(r) * p.ring_size;
     for (uint32_t done = 0; done < count;) {
       const uint32_t at = (head + done) & (p.ring_size - 1);
       const uint32_t n = std::min(count - done, p.ring_size - at);
@@ -277,8 +324,9 @@ bool NicEmulator::tx_step(uint32_t r) {
     // Not waited for: the next use of tx_wb_ follows a synchronising descriptor read on the
     // same ordered queue, and in write-back mode the driver watches DD, not TDH.
   }
+  if (cfg_.phase_timing) stats_.phases.tx_writeback_ns += monotonic_ns() - t_wb;
   tdh_[r] = (head + count) & (p.ring_size - 1);
-  store_release(rings_.host_regs(r).tdh, tdh_[r]);
+  store_release(tx_rings_.host_regs(r).tdh, tdh_[r]);
   return true;
 }
 

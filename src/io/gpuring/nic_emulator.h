@@ -39,6 +39,28 @@ struct NicEmulatorConfig {
   // 802.3x flow control: with the ring full, hold the frame (the link is paused) instead of
   // dropping it. Off by default, as in the papers' measurements; tests use it for exact counts.
   bool flow_control = false;
+  uint32_t tx_burst = 64;     // tx descriptors fetched per step and ring
+  // Time each phase of the emulator's steps (NicStats::phases); two clock reads per phase.
+  bool phase_timing = false;
+  // Do not wait for an rx step's copies at its end but at the start of the next rx step (or
+  // when the source runs dry): the tx step's synchronous reads in between, on the same ordered
+  // queue, usually complete them, so a loop turn pays one synchronization fewer. The frames
+  // reach the rings as early either way; only RDH is published later. Off: the old behaviour.
+  bool defer_rx_wait = false;
+};
+
+// Where the emulator's time goes (NicEmulatorConfig::phase_timing), summed over its steps. The
+// copy phases include the stream synchronization that ends them.
+struct NicPhaseTimes {
+  uint64_t rx_steps = 0, rx_frames = 0, rx_desc_fetches = 0;
+  uint64_t rx_source_ns = 0;      // taking frames from the source port
+  uint64_t rx_desc_fetch_ns = 0;  // reading newly armed rx descriptors (a synchronous read each)
+  uint64_t rx_copy_ns = 0;        // frames into the slots + descriptor write-backs + wait
+  uint64_t tx_steps = 0, tx_frames = 0;
+  uint64_t tx_desc_read_ns = 0;   // reading posted tx descriptors (synchronous)
+  uint64_t tx_copy_ns = 0;        // frames out of the slots + wait
+  uint64_t tx_sink_ns = 0;        // latency bookkeeping and handing frames to the sink
+  uint64_t tx_writeback_ns = 0;   // issuing the DD write-backs (not waited for)
 };
 
 struct NicStats {
@@ -55,12 +77,17 @@ struct NicStats {
   uint64_t thread_cpu_ns = 0;                // CPU time of the emulator thread (it plays the NIC)
   std::vector<uint64_t> delivered_per_ring;
   std::vector<uint32_t> latency_ns;  // one per sent frame, up to max_latency_samples
+  NicPhaseTimes phases;              // zeros unless phase_timing
 };
 
 class NicEmulator {
  public:
   // `sink` may be null (frames are counted, then discarded). The ports must outlive it.
-  NicEmulator(RingSet& rings, Port& source, Port* sink, DmaEngine& dma, NicEmulatorConfig cfg);
+  // `tx_rings`: send from another set's tx rings (a forward between two ring ports: this
+  // emulator then plays A's NIC on rx and B's on tx, so latency is measured A-in to B-out);
+  // null: the same set's.
+  NicEmulator(RingSet& rings, Port& source, Port* sink, DmaEngine& dma, NicEmulatorConfig cfg,
+              RingSet* tx_rings = nullptr);
   ~NicEmulator();
   NicEmulator(const NicEmulator&) = delete;
   NicEmulator& operator=(const NicEmulator&) = delete;
@@ -83,10 +110,15 @@ class NicEmulator {
   bool rx_step();
   bool tx_step(uint32_t ring);
   void fetch_rx_descriptors(uint32_t ring, uint32_t rdt);
+  void complete_rx_copies();  // waits for the last rx step's copies, then publishes RDH
   uint32_t pick_ring(const uint8_t* frame, uint32_t len, uint32_t& hash, uint16_t& pkt_info) const;
+  // meta_'s index of the slot at bus address `addr` (of either set).
+  uint32_t meta_index(uint64_t addr) const;
 
   RingSet& rings_;
   const RingSetView& v_;
+  RingSet& tx_rings_;
+  const RingSetView& tv_;
   Port& source_;
   Port* sink_;
   DmaEngine& dma_;
@@ -104,6 +136,7 @@ class NicEmulator {
   std::vector<const void*> src_;
   std::vector<size_t> size_;
   uint64_t next_seq_ = 0;
+  bool rx_copies_pending_ = false;
   uint64_t start_ns_ = 0;
 
   // tx state

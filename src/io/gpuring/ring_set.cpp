@@ -240,6 +240,8 @@ static MetaCopy copy_meta(const uint8_t* base, size_t bytes, Placement where) {
   return m;
 }
 
+std::vector<uint8_t> RingSet::copy_metadata() const { return copy_meta(base_, meta_bytes_, where_).bytes; }
+
 RingSnapshot RingSet::snapshot() const {
   const MetaCopy m = copy_meta(base_, meta_bytes_, where_);
   const RingParams& p = view_.p;

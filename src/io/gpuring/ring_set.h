@@ -76,6 +76,13 @@ class RingSet {
   // Only meaningful once the loops have exited. In batch mode pass RingBatches::holdings().
   SlotAudit audit(const BatchHoldings* batches = nullptr) const;
 
+  // A host copy of the ring memory before the packet slots, and where an array the view points
+  // at lies in that copy (audits across two sets: forward_rings.cpp).
+  std::vector<uint8_t> copy_metadata() const;
+  size_t metadata_offset(const void* ring_ptr) const {
+    return size_t(static_cast<const uint8_t*>(ring_ptr) - base_);
+  }
+
  private:
   struct Layout;
   void build_initial_state(uint8_t* image, const Layout& l) const;

@@ -15,6 +15,10 @@
 
 namespace gpunfv::gpuring {
 
+struct AdmitAll {
+  GPUNFV_HD bool operator()(uint32_t, uint32_t) const { return true; }
+};
+
 class TxRing {
  public:
   GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
@@ -50,12 +54,18 @@ class TxRing {
   }
 
   // Posts queued packets while the ring has room; how many.
-  GPUNFV_HD uint32_t post() {
+  GPUNFV_HD uint32_t post() { return post(AdmitAll{}); }
+
+  // The same, asking `admit(slot, len)` first for each packet: one it refuses is not posted and
+  // belongs to the caller from then on (the forwarder's integrity check drops it).
+  template <typename Admit>
+  GPUNFV_HD uint32_t post(Admit&& admit) {
     uint32_t n = 0;
     uint64_t entry;
     while (outstanding() < v_.p.ring_size - 1 && queue_.pop(entry)) {
       const auto slot = static_cast<uint32_t>(entry);
       const auto len = static_cast<uint32_t>(entry >> 32);
+      if (!admit(slot, len)) continue;
       TxDesc* d = desc_ + next_to_use_;
       d->read.buffer_addr = v_.slot_bus(slot);
       d->read.cmd_type_len = tx_cmd_type_len(len, v_.p.tx_writeback);
