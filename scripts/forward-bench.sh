@@ -19,7 +19,7 @@ shift || true
 bin="$build/forward_bench"
 [ -x "$bin" ] || { echo "no $bin: build it (cmake --build $build --target forward_bench)"; exit 1; }
 testpmd=${TESTPMD-$(command -v dpdk-testpmd || true)}
-host=$(hostname -s)
+host=${FORWARD_HOST:-$(hostname -s)}
 out=bench/results/forward-$host
 mkdir -p "$out"
 cpus=$(nproc)
@@ -35,7 +35,7 @@ if [ "$cpus" -gt 2 ]; then pin="$((cpus - 2)),$((cpus - 1))"; else pin="0,1"; fi
   if [ -n "$testpmd" ]; then
     echo "testpmd: $testpmd"
     echo "testpmd libraries (carry these to a host without DPDK):"
-    ldd "$testpmd" | grep -E 'rte_|numa|pcap|bsd' | sed 's/^/  /'
+    { ldd "$testpmd" 2>/dev/null || echo "(not an ELF binary: a wrapper)"; } | grep -E 'rte_|numa|pcap|bsd|wrapper' | sed 's/^/  /' || true
   else
     echo "testpmd: not found (rows left out)"
   fi
