@@ -1,10 +1,9 @@
 // The persistent forwarding kernel (see gpu_forward_runner.h).
-#include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "gpu/cuda_check.h"
+#include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_forward_runner.h"
 
 namespace gpunfv::gpuring {
@@ -19,25 +18,10 @@ __global__ void forward_pairs_kernel(ForwardView f, uint16_t port_id, View nf, F
 
 constexpr unsigned kThreads = 32;
 
-// Load now, not lazily at the first launch (which may synchronize the context while another
-// persistent kernel spins: gpu_ring_kernels.cu), and check every block can be resident.
-template <typename Kernel>
-void load_and_check_residency(Kernel kernel, unsigned blocks) {
-  cudaFuncAttributes attr{};
-  GPUNFV_CUDA(cudaFuncGetAttributes(&attr, kernel));
-  int device = 0, sms = 0, per_sm = 0;
-  GPUNFV_CUDA(cudaGetDevice(&device));
-  GPUNFV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUNFV_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(kThreads), 0));
-  if (uint64_t(per_sm) * uint64_t(sms) < blocks)
-    throw std::runtime_error("gpuring forward: " + std::to_string(blocks) +
-                             " persistent blocks cannot all be resident");
-}
-
 template <typename View, typename Fn>
 void launch(const ForwardView& f, uint16_t port_id, const View& nf, Fn fn, cudaStream_t stream) {
   const unsigned blocks = f.rx.p.rings;
-  load_and_check_residency(forward_pairs_kernel<View, Fn>, blocks);
+  load_and_check_residency(forward_pairs_kernel<View, Fn>, blocks, kThreads, "gpuring forward");
   forward_pairs_kernel<View, Fn><<<blocks, kThreads, 0, stream>>>(f, port_id, nf, fn);
   GPUNFV_CUDA(cudaGetLastError());
 }
@@ -70,17 +54,9 @@ class CudaForwardRunner final : public GpuRingRunner {
   void request_stop() override { rings_.request_stop(); }
 
   bool wait(double timeout_s) override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (;;) {
-      const cudaError_t e = cudaStreamQuery(stream_);
-      if (e != cudaSuccess && e != cudaErrorNotReady) GPUNFV_CUDA(e);
-      if (e == cudaSuccess) {
-        finished_ = true;
-        return true;
-      }
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
+    if (!wait_for_stream(stream_, timeout_s)) return false;
+    finished_ = true;
+    return true;
   }
 
  private:

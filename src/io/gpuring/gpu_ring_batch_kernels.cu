@@ -1,10 +1,9 @@
 // The persistent batch-mode kernel of the GPU ring port (see gpu_ring_batch_runner.h).
-#include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "gpu/cuda_check.h"
+#include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_ring_batch_runner.h"
 #include "io/gpuring/ring_batch_loops.h"
 
@@ -26,17 +25,7 @@ class CudaRingBatchRunner final : public GpuRingBatchRunner {
  public:
   CudaRingBatchRunner(RingSet& rings, RingBatches& batches, uint16_t port_id) : rings_(rings) {
     const unsigned blocks = 2 * rings.params().rings;
-    // Load the kernel now (lazy loading at launch may wait for a context synchronization that
-    // a spinning kernel never allows) and check every block can be resident at once.
-    cudaFuncAttributes attr{};
-    GPUNFV_CUDA(cudaFuncGetAttributes(&attr, ring_batch_kernel));
-    int device = 0, sms = 0, per_sm = 0;
-    GPUNFV_CUDA(cudaGetDevice(&device));
-    GPUNFV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    GPUNFV_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ring_batch_kernel, int(kThreads), 0));
-    if (uint64_t(per_sm) * uint64_t(sms) < blocks)
-      throw std::runtime_error("gpuring: " + std::to_string(blocks) +
-                               " persistent ring blocks cannot all be resident");
+    load_and_check_residency(ring_batch_kernel, blocks, kThreads, "gpuring batches");
     GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     ring_batch_kernel<<<blocks, kThreads, 0, stream_>>>(rings.view(), batches.view(), port_id);
     const cudaError_t e = cudaGetLastError();
@@ -57,17 +46,9 @@ class CudaRingBatchRunner final : public GpuRingBatchRunner {
   }
 
   bool wait(double timeout_s) override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (;;) {
-      const cudaError_t e = cudaStreamQuery(stream_);
-      if (e != cudaSuccess && e != cudaErrorNotReady) GPUNFV_CUDA(e);
-      if (e == cudaSuccess) {
-        finished_ = true;
-        return true;
-      }
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
+    if (!wait_for_stream(stream_, timeout_s)) return false;
+    finished_ = true;
+    return true;
   }
 
  private:

@@ -1,10 +1,9 @@
 // The persistent rx and tx kernels of the GPU ring port (see gpu_ring_runner.h).
-#include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "gpu/cuda_check.h"
+#include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_ring_runner.h"
 #include "io/gpuring/ring_loops.h"
 
@@ -29,33 +28,10 @@ __global__ void ring_pairs_kernel(RingSetView v, uint16_t port_id, View nf, Fn f
 
 constexpr unsigned kThreads = 32;
 
-// Loads `kernel` onto the device now and checks that all `blocks` blocks can be resident at
-// once (every block spins until others make progress).
-//
-// Why load now: since CUDA 12.2 the runtime loads kernels lazily, at their first launch, and
-// loading a kernel may need a context synchronization (CUDA Programming Guide, "Lazy Loading",
-// potential hazards: concurrent execution). The tx kernel used to spin until the rx kernel had
-// run, so the first launch of rx in a process, made while tx ran, waited for tx to exit, and tx
-// waited for rx: start_gpu() hung inside the rx launch (H200, CUDA 13.0: every device test and
-// gpuring_bench). Asking for the kernel's attributes loads it before anything spins.
-template <typename Kernel>
-void load_and_check_residency(Kernel kernel, unsigned blocks) {
-  cudaFuncAttributes attr{};
-  GPUNFV_CUDA(cudaFuncGetAttributes(&attr, kernel));
-  int device = 0, sms = 0, per_sm = 0;
-  GPUNFV_CUDA(cudaGetDevice(&device));
-  GPUNFV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUNFV_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(kThreads), 0));
-  if (uint64_t(per_sm) * uint64_t(sms) < blocks)
-    throw std::runtime_error("gpuring: " + std::to_string(blocks) +
-                             " persistent ring blocks cannot all be resident (" + std::to_string(per_sm) +
-                             " per SM x " + std::to_string(sms) + " SMs)");
-}
-
 template <typename View, typename Fn>
 void launch_ring_pairs(const RingSetView& v, uint16_t port_id, const View& nf, Fn fn, cudaStream_t stream) {
   const unsigned blocks = 2 * v.p.rings;
-  load_and_check_residency(ring_pairs_kernel<View, Fn>, blocks);
+  load_and_check_residency(ring_pairs_kernel<View, Fn>, blocks, kThreads, "gpuring");
   ring_pairs_kernel<View, Fn><<<blocks, kThreads, 0, stream>>>(v, port_id, nf, fn);
   GPUNFV_CUDA(cudaGetLastError());
 }
@@ -92,17 +68,9 @@ class CudaRingRunner final : public GpuRingRunner {
   void request_stop() override { rings_.request_stop(); }
 
   bool wait(double timeout_s) override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (;;) {
-      const cudaError_t e = cudaStreamQuery(stream_);
-      if (e != cudaSuccess && e != cudaErrorNotReady) GPUNFV_CUDA(e);
-      if (e == cudaSuccess) {
-        finished_ = true;
-        return true;
-      }
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
+    if (!wait_for_stream(stream_, timeout_s)) return false;
+    finished_ = true;
+    return true;
   }
 
  private:
