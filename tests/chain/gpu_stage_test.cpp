@@ -16,11 +16,16 @@
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
 #include "chain/runtime_config.h"
+#include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {
 namespace {
 
+using testing::BatchPairs;
+using testing::expect_pairs_equal;
+using testing::read_batch_pairs;
+using testing::run_all_on_stage;
 using testing::source_dir;
 using testing::temp_dir;
 using testing::write_file;
@@ -173,63 +178,18 @@ settings: {batch_size: 2048, batches: 8, scheduler: fair}
     nf->prepare(Backend::gpu);
   }
   const BatchShape shape = plan_batch_shape(rc);
-  Port& port = *rc.ports[0];
-  std::vector<std::unique_ptr<Batch>> cpu, gpu;
-  uint64_t seq = 0;
-  while (!port.rx_done()) {
-    auto c = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host, shape.result_stride);
-    while (c->count() < shape.capacity && !port.rx_done()) port.rx_burst(*c, shape.capacity - c->count());
-    if (c->count() == 0) break;
-    BatchView v = c->view();
-    for (uint32_t i = 0; i < v.count; ++i) v.seq[i] = seq++;
-    auto g = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host_pinned,
-                                     shape.result_stride);
-    std::memcpy(g->base(), c->base(), c->layout().bytes);
-    g->set_count(c->count());
-    g->batch_seq = c->batch_seq = cpu.size();
-    cpu.push_back(std::move(c));
-    gpu.push_back(std::move(g));
-  }
-  for (auto& c : cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  BatchPairs pairs = read_batch_pairs(*rc.ports[0], shape);
+  for (auto& c : pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
 
   setenv("GPUNFV_DEBUG_REPLAN_MS", "2", 1);
   auto stage = make_gpu_stage(rc, shape);
   unsetenv("GPUNFV_DEBUG_REPLAN_MS");
-  std::mutex m;
-  std::condition_variable cv;
-  size_t finished = 0;
-  stage->start([&](Batch*) {
-    std::lock_guard<std::mutex> lk(m);
-    ++finished;
-    cv.notify_one();
-  });
-  for (auto& g : gpu) stage->submit(g.get());
-  {
-    std::unique_lock<std::mutex> lk(m);
-    cv.wait(lk, [&] { return finished == gpu.size(); });
-  }
-  stage->stop();
+  run_all_on_stage(*stage, pairs.gpu);
   nlohmann::json sched;
   stage->report(sched);
   EXPECT_GE(sched["plans"].size(), 3u) << sched.dump();
   EXPECT_GT(sched["lane_moves"].get<uint64_t>(), 0u) << sched.dump();
-
-  uint64_t compared = 0;
-  for (size_t k = 0; k < cpu.size(); ++k) {
-    BatchView a = cpu[k]->view(), b = gpu[k]->view();
-    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
-      ASSERT_EQ(a.len[i], b.len[i]) << k << ":" << i;
-      ASSERT_EQ(a.verdict[i], b.verdict[i]) << k << ":" << i;
-      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << k << ":" << i;
-      ASSERT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * a.result_stride,
-                               b.results.framework_data() + size_t(i) * b.result_stride, a.result_stride))
-          << k << ":" << i;
-      ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * a.stride,
-                               b.data.framework_data() + size_t(i) * b.stride,
-                               std::min<uint32_t>(a.len[i], a.stride)))
-          << k << ":" << i;
-    }
-  }
+  const uint64_t compared = expect_pairs_equal(pairs);
   EXPECT_GT(compared, 0u);
 }
 

@@ -15,12 +15,17 @@
 
 #include "chain/processing_stage.h"
 #include "chain/runtime_config.h"
+#include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
 
 namespace gpunfv {
 namespace {
 
+using testing::BatchPairs;
+using testing::expect_pairs_equal;
+using testing::read_batch_pairs;
+using testing::run_all_on_stage;
 using testing::source_dir;
 using testing::temp_dir;
 using testing::write_file;
@@ -57,61 +62,11 @@ void compare_backends(const std::string& cfg_path) {
     n->prepare(Backend::gpu);
   }
   Port& port = *rc.ports[0];
-  std::vector<std::unique_ptr<Batch>> cpu, gpu;
-  uint64_t seq = 0;
-  while (!port.rx_done()) {
-    auto c = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host,
-                                     shape.result_stride);
-    while (c->count() < shape.capacity && !port.rx_done())
-      port.rx_burst(*c, shape.capacity - c->count());
-    if (c->count() == 0) break;
-    BatchView v = c->view();
-    for (uint32_t i = 0; i < v.count; ++i) v.seq[i] = seq++;
-    auto g = std::make_unique<Batch>(shape.capacity, shape.stride, MemoryKind::host_pinned,
-                                     shape.result_stride);
-    std::memcpy(g->base(), c->base(), c->layout().bytes);
-    g->set_count(c->count());
-    g->batch_seq = c->batch_seq = cpu.size();
-    cpu.push_back(std::move(c));
-    gpu.push_back(std::move(g));
-  }
-  ASSERT_GT(cpu.size(), size_t(rc.settings.gpu_in_flight));  // more than in flight at once
-  for (auto& c : cpu) run_chain_cpu(rc, rc.chains[0], c->view());
-
-  std::mutex m;
-  std::condition_variable cv;
-  size_t finished = 0;
-  stage->start([&](Batch*) {
-    std::lock_guard<std::mutex> lk(m);
-    ++finished;
-    cv.notify_one();
-  });
-  for (auto& g : gpu) stage->submit(g.get());
-  {
-    std::unique_lock<std::mutex> lk(m);
-    cv.wait(lk, [&] { return finished == gpu.size(); });
-  }
-  stage->stop();
-
-  uint64_t compared = 0;
-  for (size_t k = 0; k < cpu.size(); ++k) {
-    BatchView a = cpu[k]->view(), b = gpu[k]->view();
-    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
-      ASSERT_EQ(a.len[i], b.len[i]) << k << ":" << i;
-      ASSERT_EQ(a.verdict[i], b.verdict[i]) << k << ":" << i;
-      ASSERT_EQ(a.next_nf[i], b.next_nf[i]) << k << ":" << i;
-      ASSERT_EQ(0, std::memcmp(&a.headers[i], &b.headers[i], sizeof(PacketHeaders)))
-          << k << ":" << i;
-      ASSERT_EQ(
-          0, std::memcmp(a.results.framework_data() + size_t(i) * a.result_stride,
-                         b.results.framework_data() + size_t(i) * b.result_stride, a.result_stride))
-          << k << ":" << i;
-      ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * a.stride,
-                               b.data.framework_data() + size_t(i) * b.stride,
-                               std::min<uint32_t>(a.len[i], a.stride)))
-          << k << ":" << i;
-    }
-  }
+  BatchPairs pairs = read_batch_pairs(port, shape);
+  ASSERT_GT(pairs.cpu.size(), size_t(rc.settings.gpu_in_flight));  // more than in flight at once
+  for (auto& c : pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  run_all_on_stage(*stage, pairs.gpu);
+  const uint64_t compared = expect_pairs_equal(pairs);
   EXPECT_GT(compared, 0u);
 }
 
