@@ -75,6 +75,11 @@ void ChainFlow::count_launch(size_t s) {
   ++st_[s].m.launches;
 }
 
+void ChainFlow::add_busy(size_t s, uint64_t ns) {
+  std::lock_guard<std::mutex> lk(m_);
+  st_[s].m.busy_ns += ns;
+}
+
 uint64_t ChainFlow::queued_packets(size_t s) const {
   std::lock_guard<std::mutex> lk(m_);
   return st_[s].queued_packets;

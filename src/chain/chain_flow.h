@@ -37,6 +37,7 @@ struct StageMetrics {
   double queued_packet_seconds = 0;  // integral of occupancy over time (mean = / elapsed)
   uint64_t slowed_ns = 0;        // time the rate controller held the stage off
   uint64_t slow_down_signals = 0;
+  uint64_t busy_ns = 0;          // GPU: time the stage's stream spent on its batches
 };
 
 class ChainFlow {
@@ -52,7 +53,8 @@ class ChainFlow {
   Batch* pop(size_t s, uint64_t now_ns);
   bool ingress_paused() const;
   bool stage_slowed(size_t s) const;
-  void count_launch(size_t s) ;
+  void count_launch(size_t s);
+  void add_busy(size_t s, uint64_t ns);
   size_t stages() const { return st_.size(); }
   uint64_t queued_packets(size_t s) const;
   uint64_t packets_seen(size_t s) const;   // for rate monitoring (scheduler)

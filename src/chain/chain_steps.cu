@@ -49,6 +49,13 @@ __global__ void drop_at_node_kernel(BatchView b, uint8_t k) {
   if (blockIdx.x == 0 && threadIdx.x == 0) b.node_packets[k] = 0;
 }
 
+// The per-node counts to the host's copy of the batch (pinned memory, reachable from kernels
+// through unified addressing): written by the SMs over PCIe instead of a copy-engine transfer.
+__global__ void publish_node_packets_kernel(BatchView b, uint32_t* host_counts) {
+  for (uint32_t k = threadIdx.x; k < kMaxChainNodes; k += blockDim.x)
+    host_counts[k] = b.node_packets[k];
+}
+
 int blocks_for(uint32_t count, int max_blocks) {
   int blocks = static_cast<int>((count + kThreads - 1) / kThreads);
   if (max_blocks > 0) blocks = std::min(blocks, max_blocks);
@@ -68,6 +75,11 @@ void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& d
   if (dv.count == 0) return;
   rc.nfs[c.path[k]]->process_gpu(dv, k, s);
   switch_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(dv, c.view, k);
+  GPUNFV_CUDA(cudaGetLastError());
+}
+
+void launch_publish_node_packets(const BatchView& dv, uint32_t* host_counts, cudaStream_t stream) {
+  publish_node_packets_kernel<<<1, kMaxChainNodes, 0, stream>>>(dv, host_counts);
   GPUNFV_CUDA(cudaGetLastError());
 }
 

@@ -30,6 +30,11 @@ void launch_enter_chain(const Chain& c, const BatchView& device_batch, cudaStrea
 void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,
                      uint8_t k, const GpuStream& s);
 void launch_drop_at_node(const BatchView& device_batch, uint8_t k, cudaStream_t stream);
+// Writes the device batch's node_packets into `host_counts` (pinned host memory) from a kernel:
+// the host learns every NF queue's occupancy without a copy-engine transfer, which would wait
+// behind the batches egress is downloading on the same engine.
+void launch_publish_node_packets(const BatchView& device_batch, uint32_t* host_counts,
+                                 cudaStream_t stream);
 #endif
 
 }  // namespace gpunfv

@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <exception>
 
+#include <fmt/format.h>
+
+#include "core/thread_name.h"
+
 namespace gpunfv {
 
 CollectWorkers::CollectWorkers(const RuntimeConfig& rc, Release release)
@@ -56,6 +60,7 @@ void CollectWorkers::done_one(Batch* b) {
 }
 
 void CollectWorkers::work(size_t nf) {
+  set_thread_name(fmt::format("gn-collect-{}", nf));
   BlockingQueue<Job>& q = *queues_[nf];
   for (;;) {
     auto job = q.pop_for(std::chrono::milliseconds(10));

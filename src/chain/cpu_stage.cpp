@@ -9,10 +9,13 @@
 #include <condition_variable>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
 #include "chain/processing_stage.h"
 #include "core/clock.h"
+#include "core/thread_name.h"
 
 namespace gpunfv {
 
@@ -91,6 +94,8 @@ class CpuStage final : public ProcessingStage {
 
   // only_chain/only_stage >= 0: a dedicated worker of that stage.
   void work(int only_chain, int only_stage) {
+    set_thread_name(only_chain < 0 ? std::string("gn-cpu-worker")
+                                   : fmt::format("gn-cpu-c{}s{}", only_chain, only_stage));
     while (true) {
       size_t c = 0, s = 0;
       Batch* b = nullptr;

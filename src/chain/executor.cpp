@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "chain/batch_shape.h"
 #include "chain/collect_workers.h"
@@ -15,6 +18,7 @@
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
 #include "core/clock.h"
+#include "core/thread_name.h"
 #include "io/forward/forward_threads.h"
 #include "telemetry/report.h"
 
@@ -40,6 +44,13 @@ class Pipeline {
     std::vector<bool> used, held;    // per port: tx'd in this batch; lock held
     std::vector<uint64_t> sent, sent_bytes;  // per port, this batch (one atomic add per batch)
     std::vector<uint16_t> held_ports;
+    // Per port: this batch's packets for it, in order (lists[p][0, list_len[p])), sized to a
+    // whole batch once so the per-packet loop only stores and counts.
+    std::vector<std::vector<uint32_t>> lists;
+    std::vector<uint32_t*> list_data;  // lists[p].data()
+    std::vector<uint32_t> list_len;
+    std::vector<uint16_t> list_ports;          // ports with a non-empty list
+    std::vector<uint8_t> ok;                   // tx_list's answer per packet of a list
     std::thread thread;
   };
 
@@ -143,6 +154,7 @@ class Pipeline {
   // Rx thread `thread` of `threads` polls queues thread, thread + threads, ... of the chain's
   // port. A flow arrives on one queue, so one thread fills its batches, in order.
   void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
+    set_thread_name(fmt::format("gn-rx-c{}q{}", chain_index, thread));
     if (feeds_[chain_index]) {  // a gpuring port: one thread takes the rings' batches
       if (thread == 0) ring_ingress_loop(chain_index);
       return;
@@ -274,6 +286,9 @@ class Pipeline {
       egress_.back()->held.assign(rc_.ports.size(), false);
       egress_.back()->sent.assign(rc_.ports.size(), 0);
       egress_.back()->sent_bytes.assign(rc_.ports.size(), 0);
+      egress_.back()->lists.assign(rc_.ports.size(), std::vector<uint32_t>(shape_.capacity));
+      for (auto& l : egress_.back()->lists) egress_.back()->list_data.push_back(l.data());
+      egress_.back()->list_len.assign(rc_.ports.size(), 0);
     }
     tx_locks_.resize(rc_.ports.size());
     for (size_t p = 0; p < rc_.ports.size(); ++p)
@@ -282,6 +297,7 @@ class Pipeline {
   }
 
   void egress_loop(Egress& e) {
+    set_thread_name("gn-egress");
     for (;;) {
       auto got = e.finished.pop_for(std::chrono::milliseconds(10));
       if (!got) {
@@ -338,6 +354,50 @@ class Pipeline {
     e.held_ports.clear();
   }
 
+  // Each port's list in one tx_list call, then what it sent counted (bytes, latency per run of
+  // packets received together) and what it refused dropped as port_tx_error.
+  void send_lists(Egress& e, const BatchView& v, PortCounters& in_pc, uint64_t now,
+                  uint64_t& forwarded, uint64_t& dropped) {
+    for (uint16_t eg : e.list_ports) {
+      const uint32_t* list = e.lists[eg].data();
+      const uint32_t n = e.list_len[eg];
+      e.list_len[eg] = 0;
+      if (e.ok.size() < n) e.ok.resize(n);
+      uint32_t sent = 0;
+      if (is_ring_port_[eg]) {  // no host batch goes out through a gpuring port
+        std::memset(e.ok.data(), 0, n);
+      } else {
+        hold_tx(e, eg);
+        e.used[eg] = true;
+        sent = rc_.ports[eg]->tx_list(v, list, n, e.ok.data());
+      }
+      // list[] holds indices below v.count (transmit checked the arrays against it).
+      const uint16_t* len = v.len.framework_data();
+      const uint64_t* rx_ns = v.rx_ns.framework_data();
+      uint64_t bytes = 0, run_rx_ns = 0, run_length = 0;
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = list[k];
+        if (!e.ok[k]) {
+          in_pc.dropped.add(DropReason::port_tx_error);
+          ++dropped;
+          continue;
+        }
+        bytes += len[i];
+        if (rx_ns[i] != run_rx_ns || run_length == 0) {
+          if (run_length) e.latency.record(now - run_rx_ns, run_length);
+          run_rx_ns = rx_ns[i];
+          run_length = 0;
+        }
+        ++run_length;
+      }
+      if (run_length) e.latency.record(now - run_rx_ns, run_length);
+      e.sent[eg] += sent;
+      e.sent_bytes[eg] += bytes;
+      forwarded += sent;
+    }
+    e.list_ports.clear();
+  }
+
   void transmit(Egress& e, Batch& batch) {
     const Chain& chain = rc_.chains[batch.chain];
     const BatchView v = batch.view();
@@ -352,15 +412,35 @@ class Pipeline {
     uint64_t forwarded = 0, dropped = 0;
     const uint64_t now = monotonic_ns();
     uint64_t run_rx_ns = 0, run_length = 0;  // packets received together share a latency
+    // A host batch goes out port by port: packets sorted into per-port lists here, one tx_list
+    // call per port below. A gpuring batch (its packets in ring slots) goes frame by frame.
+    const bool by_lists = !batch.is_external();
+    // This loop runs for every packet on one thread: the arrays are read through plain pointers,
+    // their bounds checked once here rather than at every access.
+    if (v.verdict.size() < v.count || v.visited.size() < v.count || v.next_nf.size() < v.count ||
+        v.out_port.size() < v.count || v.len.size() < v.count || v.rx_ns.size() < v.count)
+      throw std::logic_error("egress: a batch's arrays are shorter than its count");
+    const uint8_t* verdict = v.verdict.framework_data();
+    const uint32_t* visited = v.visited.framework_data();
+    const uint8_t* next_nf = v.next_nf.framework_data();
+    const uint16_t* out_port = v.out_port.framework_data();
+    const size_t nports = rc_.ports.size();
+    uint32_t* list_len = e.list_len.data();
+    uint32_t* const* lists = e.list_data.data();
     for (uint32_t i = 0; i < v.count; ++i) {
-      auto reason = static_cast<DropReason>(v.verdict[i]);
-      for (uint32_t bits = v.visited[i]; bits; bits &= bits - 1) ++reached[__builtin_ctz(bits)];
+      auto reason = static_cast<DropReason>(verdict[i]);
+      for (uint32_t bits = visited[i]; bits; bits &= bits - 1) ++reached[__builtin_ctz(bits)];
       // A drop with next_nf at a node is that NF's; kChainDone marks classify's drops.
-      if (reason != DropReason::none && v.next_nf[i] < nodes) node_drops(v.next_nf[i]).add(reason);
+      if (reason != DropReason::none && next_nf[i] < nodes) node_drops(next_nf[i]).add(reason);
       if (reason == DropReason::none) {
-        uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
-        if (eg == kNoPort || eg >= rc_.ports.size()) {
+        uint16_t eg = out_port[i] != kNoPort ? out_port[i] : chain.to;
+        if (eg == kNoPort || eg >= nports) {
           reason = DropReason::no_egress;
+        } else if (by_lists) {
+          uint32_t& len = list_len[eg];
+          if (len == 0) e.list_ports.push_back(eg);
+          lists[eg][len++] = i;
+          continue;
         } else {
           hold_tx(e, eg);
           e.used[eg] = true;
@@ -384,6 +464,7 @@ class Pipeline {
       ++dropped;
     }
     if (run_length) e.latency.record(now - run_rx_ns, run_length);
+    if (by_lists) send_lists(e, v, in_pc, now, forwarded, dropped);
     // Ports that queue tx descriptors post them once per batch.
     release_tx(e);
     for (size_t p = 0; p < e.sent.size(); ++p)
@@ -482,6 +563,7 @@ class Pipeline {
                {"mean_queued_packets", elapsed > 0 ? m[s].queued_packet_seconds / elapsed : 0.0},
                {"max_queued_packets", m[s].max_queued_packets},
                {"slowed_s", m[s].slowed_ns * 1e-9},
+               {"busy_s", m[s].busy_ns * 1e-9},
                {"slow_down_signals", m[s].slow_down_signals},
                {"queue_full_drops", m[s].queue_full_drops}});
         }

@@ -72,6 +72,7 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
       if (lane->gs.max_blocks == 0 && (*owner)[i].sms == 0 && budget_sms_ < info_.total_sms)
         lane->gs.max_blocks = budget_sms_;
       lane->gs.serial = true;
+      lane->gs.aux = (*owner)[i].aux_stream;
       lane->sms = (*owner)[i].sms;
       lanes[c].push_back(lane);
       line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
@@ -170,6 +171,7 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
   params.P = rc_.settings.sched_p;
   params.C_s = rc_.settings.sched_c_us * 1e-6;
   params.max_batch = rc_.settings.batch_size;
+  params.transfer_once = true;  // the executor copies a chain's batch in once and out once
   for (size_t c = 0; c < rc_.chains.size(); ++c) {
     const Chain& chain = rc_.chains[c];
     const size_t n = chain.path.size();

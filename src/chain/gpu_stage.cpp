@@ -21,6 +21,7 @@
 #include "chain/gpu_sharing.h"
 #include "chain/processing_stage.h"
 #include "core/clock.h"
+#include "core/thread_name.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
@@ -75,6 +76,7 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
     device_name_ = prop.name;
     sharing_ = std::make_unique<GpuSharing>(rc);
+    if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
     if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
       debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
     for (const Chain& c : rc.chains) {
@@ -118,7 +120,7 @@ class GpuStage final : public ProcessingStage {
  private:
   struct Flight {
     Batch* batch = nullptr;
-    cudaEvent_t done = nullptr;
+    cudaEvent_t start = nullptr, done = nullptr;  // around the batch's work on the stream
     bool token = false;  // holds the temporal token
   };
 
@@ -156,9 +158,11 @@ class GpuStage final : public ProcessingStage {
       GPUNFV_CUDA(cudaSetDevice(0));
       if (!w.own_stream) GPUNFV_CUDA(cudaStreamCreateWithFlags(&w.own_stream, cudaStreamNonBlocking));
     }
-    for (size_t i = 0; i < kInFlightPerStage; ++i) {
+    // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
+    // intervals between them; on one stream the intervals never overlap.
+    for (size_t i = 0; i < 2 * kInFlightPerStage; ++i) {
       cudaEvent_t e;
-      GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDefault));
       w.free_events.push_back(e);
     }
   }
@@ -173,6 +177,7 @@ class GpuStage final : public ProcessingStage {
   }
 
   void stage_loop(size_t c, size_t s) {
+    set_thread_name(fmt::format("gn-gpu-c{}s{}", c, s));
     GPUNFV_CUDA(cudaSetDevice(0));
     Worker w;
     w.chain = c, w.stage = s;
@@ -188,6 +193,10 @@ class GpuStage final : public ProcessingStage {
         GPUNFV_CUDA(cudaEventQuery(w.flights.front().done));
         Flight f = w.flights.front();
         w.flights.pop_front();
+        float ms = 0;
+        GPUNFV_CUDA(cudaEventElapsedTime(&ms, f.start, f.done));
+        flows_[c]->add_busy(s, uint64_t(double(ms) * 1e6));
+        w.free_events.push_back(f.start);
         w.free_events.push_back(f.done);
         if (f.token) token_.release();
         finish(w, f.batch);
@@ -234,17 +243,20 @@ class GpuStage final : public ProcessingStage {
     const BatchView dv = layout_.view(device_twin(b), count);
     const BatchView hv = b->view();
     cudaStream_t st = w.stream();
-    const size_t counts_off = layout_.off_node_packets;
-    const size_t counts_bytes = kMaxChainNodes * sizeof(uint32_t);
     Flight f;
     f.batch = b;
+    auto begin = [&] {
+      f.start = w.free_events.back();
+      w.free_events.pop_back();
+      GPUNFV_CUDA(cudaEventRecord(f.start, st));
+    };
     if (w.stage == 0) {
+      begin();
       for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
       GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), layout_.device_prefix_bytes(count),
                                   cudaMemcpyHostToDevice, st));
       launch_enter_chain(chain, dv, st);
-      GPUNFV_CUDA(cudaMemcpyAsync(b->base() + counts_off, b->device_base + counts_off, counts_bytes,
-                                  cudaMemcpyDeviceToHost, st));
+      publish_counts(dv, hv, b, st);
     } else if (w.stage <= n) {
       const auto k = static_cast<uint8_t>(w.stage - 1);
       if (hv.node_packets[k] == 0) {  // no packet was sent to this NF: nothing to launch
@@ -256,10 +268,11 @@ class GpuStage final : public ProcessingStage {
         f.token = true;
       }
       flows_[w.chain]->count_launch(w.stage);
+      begin();
       launch_node_gpu(rc_, chain, dv, k, w.lane->gs);
-      GPUNFV_CUDA(cudaMemcpyAsync(b->base() + counts_off, b->device_base + counts_off, counts_bytes,
-                                  cudaMemcpyDeviceToHost, st));
+      publish_counts(dv, hv, b, st);
     } else {
+      begin();
       GPUNFV_CUDA(cudaMemcpyAsync(b->base(), b->device_base, layout_.device_prefix_bytes(count),
                                   cudaMemcpyDeviceToHost, st));
     }
@@ -267,6 +280,20 @@ class GpuStage final : public ProcessingStage {
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
     w.flights.push_back(f);
+  }
+
+  // After a step, the per-node counts come back to the host batch: by a one-block kernel that
+  // writes them into the pinned host copy (default), or, with GPUNFV_DEBUG_COUNTS_BY_COPY=1, by a
+  // 128-byte copy, the earlier way, kept to measure the difference: that copy waits for the copy
+  // engine, behind whole batches egress is downloading, and holds the NF's serial stream meanwhile.
+  void publish_counts(const BatchView& dv, const BatchView& hv, Batch* b, cudaStream_t st) {
+    if (counts_by_copy_ || b->memory_kind() != MemoryKind::host_pinned) {
+      const size_t off = layout_.off_node_packets;
+      GPUNFV_CUDA(cudaMemcpyAsync(b->base() + off, b->device_base + off,
+                                  kMaxChainNodes * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+    } else {
+      launch_publish_node_packets(dv, hv.node_packets.framework_data(), st);
+    }
   }
 
   void finish(Worker& w, Batch* b) {
@@ -292,6 +319,7 @@ class GpuStage final : public ProcessingStage {
   // GPUNFV_DEBUG_REPLAN_MS=N (tests): also re-plan every N ms whatever the policy, so the
   // switch-over can be checked under load.
   void scheduler_loop() {
+    set_thread_name("gn-scheduler");
     GPUNFV_CUDA(cudaSetDevice(0));
     std::vector<std::vector<uint64_t>> last(flows_.size());
     uint64_t last_t = monotonic_ns();
@@ -349,6 +377,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
   std::atomic<uint64_t> lane_moves_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
+  bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
 };
 
 }  // namespace

@@ -143,6 +143,8 @@ class Batch {
   void set_external(const BatchView& v) { external_ = v; }
   bool is_external() const { return external_.has_value(); }
   uint8_t* base() const { return base_; }
+  // host_pinned only where pinning succeeded (ordinary memory is the fallback without a device).
+  MemoryKind memory_kind() const { return kind_; }
 
   // Batch-level bookkeeping used by executors.
   uint64_t batch_seq = 0;   // order of the batch at ingress (egress restores it)

@@ -167,6 +167,7 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
         p.sms = want[i];
         p.max_blocks = want[i];
         GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
+        GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.aux_stream, cudaStreamNonBlocking));
         parts_.push_back(p);
         continue;
       }
@@ -184,12 +185,14 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       green_.push_back(g);
       CUcontext ctx{};
       drv_check(d.ctx_from_green(&ctx, g), "cuCtxFromGreenCtx");
-      CUstream s{};
+      CUstream s{}, aux{};
       drv_check(d.green_stream_create(&s, g, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+      drv_check(d.green_stream_create(&aux, g, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
       p.sms = static_cast<int>(group.sm.smCount);
       p.green = true;
       p.context = ctx;
       p.stream = s;
+      p.aux_stream = aux;
       parts_.push_back(p);
       if (--left > 0) {
         CUdevResourceDesc rest_desc{};
@@ -211,12 +214,14 @@ SmPartitions::~SmPartitions() { release(); }
 void SmPartitions::release() {
   const Driver& d = driver();
   for (SmPartition& p : parts_) {
-    if (!p.stream) continue;
-    if (p.green)
-      d.stream_destroy(p.stream);
-    else
-      cudaStreamDestroy(p.stream);
-    p.stream = nullptr;
+    for (cudaStream_t* s : {&p.stream, &p.aux_stream}) {
+      if (!*s) continue;
+      if (p.green)
+        d.stream_destroy(*s);
+      else
+        cudaStreamDestroy(*s);
+      *s = nullptr;
+    }
   }
   parts_.clear();
   for (auto it = green_.rbegin(); it != green_.rend(); ++it) d.green_destroy(*it);

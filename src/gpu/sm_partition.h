@@ -40,6 +40,9 @@ struct SmPartition {
   int sms = 0;                 // SMs this partition owns (0 = whole GPU, shared)
   bool green = false;          // backed by a green context
   cudaStream_t stream = nullptr;
+  // A second stream on the same SMs: an NF's ordered pass for the next batch can run there
+  // beside the per-packet work of the previous one (GpuStream::aux).
+  cudaStream_t aux_stream = nullptr;
   int max_blocks = 0;          // fallback cap on blocks per launch (0 = none)
   // Makes the green context current on the calling thread; otherwise the device's primary
   // context (so a thread can move between partitions).

@@ -13,6 +13,10 @@ struct GpuStream {
   // Every batch this NF sees comes through this one stream in ingress order (the pipeline's
   // per-NF stage); an NF with ordered state (IPsec) may then run its ordered pass inline.
   bool serial = false;
+  // With serial: a second stream on the same SMs (nullptr: none). An NF may run its ordered
+  // pass for batch k + 1 there while its per-packet work for batch k runs on `stream`, with an
+  // event making `stream` wait for the pass before it uses its result.
+  cudaStream_t aux = nullptr;
 };
 
 }  // namespace gpunfv

@@ -184,7 +184,7 @@ std::string describe(const std::vector<SchedNode>& nodes, const Allocation& a) {
 }
 
 Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBudget& b,
-                const SchedParams& p) {
+                const SchedParams& p, double cap) {
   Allocation a;
   const int unit = std::max(1, b.min_sms);
   if (static_cast<int>(nodes.size()) * unit > b.total_sms) {
@@ -209,6 +209,10 @@ Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBu
   }
   std::string stop = "the round limit";
   for (int round = 1; round <= 10000; ++round) {
+    if (a.chain_pps >= cap) {
+      stop = "the chain's PCIe transfer rate";
+      break;
+    }
     const double target = a.chain_pps * (1 + p.P);
     if (!gnet_round(nodes, pl, b, p, target, cur, why)) {
       stop = why;
@@ -221,8 +225,8 @@ Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBu
   // Beyond G-NET: the failed round's +P step may have skipped targets that still fit; bisect
   // between the last target met and the one that failed instead of leaving that headroom.
   std::string refined;
-  if (p.refine && a.rounds < 10000) {
-    double lo = a.chain_pps, hi = a.chain_pps * (1 + p.P);
+  if (p.refine && a.rounds < 10000 && a.chain_pps < cap) {
+    double lo = a.chain_pps, hi = std::min(a.chain_pps * (1 + p.P), cap);
     const double start = lo;
     for (int i = 0; i < 40 && hi > lo * (1 + 1e-6); ++i) {
       const double mid = (lo + hi) / 2;
@@ -304,13 +308,36 @@ Allocation allocate(SchedulerPolicy policy, const std::vector<SchedNode>& nodes,
   if (!(params.latency_bound_s > 0) || !(params.P > 0) || params.C_s < 0 || params.max_batch == 0)
     throw std::invalid_argument("scheduler parameters: latency bound, P and max_batch must be > 0");
   const Plan pl = plan(nodes, root);
-  switch (policy) {
-    case SchedulerPolicy::gnet: return gnet(nodes, pl, budget, params);
-    case SchedulerPolicy::fair: return fair(nodes, budget, params);
-    case SchedulerPolicy::temporal:
-    case SchedulerPolicy::unco: return whole_gpu(policy, nodes, budget, params);
+  double cap = std::numeric_limits<double>::infinity();
+  std::vector<SchedNode> kernel_nodes;
+  const std::vector<SchedNode>* use = &nodes;
+  if (params.transfer_once) {
+    kernel_nodes = nodes;
+    double k2 = 0, b2 = 0;
+    for (SchedNode& n : kernel_nodes) {
+      k2 = std::max(k2, n.model.k2);
+      b2 = std::max(b2, n.model.b2);
+      n.model.k2 = n.model.b2 = 0;
+    }
+    const double per_batch = (k2 * params.max_batch + b2) / 2;
+    if (per_batch > 0) cap = params.max_batch / per_batch;
+    use = &kernel_nodes;
   }
-  throw std::invalid_argument("unknown scheduler policy");
+  Allocation a;
+  switch (policy) {
+    case SchedulerPolicy::gnet: a = gnet(*use, pl, budget, params, cap); break;
+    case SchedulerPolicy::fair: a = fair(*use, budget, params); break;
+    case SchedulerPolicy::temporal:
+    case SchedulerPolicy::unco: a = whole_gpu(policy, *use, budget, params); break;
+  }
+  if (std::isfinite(cap)) {
+    a.transfer_cap_pps = cap;
+    if (a.chain_pps > cap) {
+      a.chain_pps = cap;
+      a.explain += fmt::format("\n  chain rate capped by its PCIe transfers: {:.4g} pps", cap);
+    }
+  }
+  return a;
 }
 
 }  // namespace gpunfv

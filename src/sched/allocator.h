@@ -48,6 +48,13 @@ struct SchedParams {
   uint32_t max_batch = 65536;     // packets per NF batch (B0 * sms), at most
   // gnet, beyond G-NET: after the last round, bisect between its target and the failed one.
   bool refine = true;
+  // Beyond G-NET: in G-NET every NF copies its batch in and out; our executor copies a chain's
+  // batch to the device once and back once, on the copy engines, beside the NFs' kernels. With
+  // transfer_once, Eq. 1-4 per NF leave L_m out, and the chain's rate is bounded by its
+  // transfers instead: the profiler's L_m is one copy in plus one copy out, which the pipeline
+  // overlaps, so a batch of max_batch packets takes L_m / 2 to cross (the largest L_m of the
+  // chain's NFs). gnet stops giving SMs once the chain reaches that rate.
+  bool transfer_once = false;
 };
 
 struct NodeAllocation {
@@ -64,6 +71,7 @@ struct Allocation {
   std::string explain;
   bool serialize = false;  // temporal: the executor runs one NF's kernel at a time
   int sms_used = 0;
+  double transfer_cap_pps = 0;  // transfer_once: the chain's transfer-bound rate (0: no cap)
 };
 
 Allocation allocate(SchedulerPolicy policy, const std::vector<SchedNode>& nodes, int root,

@@ -217,7 +217,13 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
         if (f->type() == "ipsec") f->prepare(Backend::gpu);  // SA state back to the start
     }
   }
-  res.allocations = allocation_table(rc, store, device, res.budget, SchedParams{}, o.sizes);
+  SchedParams params;
+  params.transfer_once = true;  // as the executor plans (chain/gpu_sharing.cpp)
+  params.max_batch = rc.settings.batch_size;
+  params.latency_bound_s = rc.settings.latency_bound_us * 1e-6;
+  params.P = rc.settings.sched_p;
+  params.C_s = rc.settings.sched_c_us * 1e-6;
+  res.allocations = allocation_table(rc, store, device, res.budget, params, o.sizes);
   return res;
 }
 

@@ -58,15 +58,15 @@ std::string summary_table(const RunStats& s) {
     out += fmt::format("\nchain {} (backpressure {}{}): per NF queue\n", c["name"].get<std::string>(),
                        c["backpressure"].get<bool>() ? "on, qt " : "off",
                        c["backpressure"].get<bool>() ? fmt::format("{:.1f}", c["qt"].get<double>()) : "");
-    out += fmt::format("  {:<12} {:>10} {:>12} {:>12} {:>12} {:>10} {:>12}\n", "nf", "launches",
-                       "packets", "mean queue", "max queue", "slowed s", "queue drops");
+    out += fmt::format("  {:<12} {:>10} {:>12} {:>12} {:>12} {:>10} {:>12} {:>10}\n", "nf", "launches",
+                       "packets", "mean queue", "max queue", "slowed s", "queue drops", "GPU busy s");
     for (const auto& st : c["stages"]) {
       if (st["nf"].get<std::string>().empty()) continue;
-      out += fmt::format("  {:<12} {:>10} {:>12} {:>12.0f} {:>12} {:>10.3f} {:>12}\n",
+      out += fmt::format("  {:<12} {:>10} {:>12} {:>12.0f} {:>12} {:>10.3f} {:>12} {:>10.3f}\n",
                          st["nf"].get<std::string>(), st["launches"].get<uint64_t>(),
                          st["packets"].get<uint64_t>(), st["mean_queued_packets"].get<double>(),
                          st["max_queued_packets"].get<uint64_t>(), st["slowed_s"].get<double>(),
-                         st["queue_full_drops"].get<uint64_t>());
+                         st["queue_full_drops"].get<uint64_t>(), st.value("busy_s", 0.0));
     }
   }
   if (s.scheduler.is_object() && s.scheduler.contains("line"))

@@ -216,6 +216,45 @@ TEST(Allocator, BranchesSumChildrenIntoTheParent) {
   EXPECT_GT(a.chain_pps, l.chain_pps);
 }
 
+// transfer_once (our executor: a chain's batch crosses PCIe once each way, beside the kernels).
+// Two NFs with fast kernels (k1 = 10 ns, b1 = 1 us) and a transfer model of 50 ns/packet + 10 us
+// (in plus out), batches of 1000: the transfers cap the chain at 1000 / ((50 + 10) us / 2) =
+// 33.3 Mpps, which one SM per NF already exceeds (1000 / 11 us = 90.9 Mpps), so gnet stops there.
+TEST(Allocator, TransferOnceCapsTheChainAtItsTransfers) {
+  NfModel m{10e-9, 1e-6, 50e-9, 10e-6};
+  std::vector<SchedNode> nodes{{"a", m, {1}, 1.0}, {"b", m, {}, 1.0}};
+  SchedParams p = exact(0.1);
+  p.max_batch = 1000;
+  p.transfer_once = true;
+  Allocation a = allocate(SchedulerPolicy::gnet, nodes, 0, {8, 1, 1}, p);
+  EXPECT_NEAR(a.transfer_cap_pps, 1000 / 30e-6, 1);
+  EXPECT_NEAR(a.chain_pps, 1000 / 30e-6, 1);
+  EXPECT_EQ(a.sms_used, 2);  // no SMs handed out beyond what the transfers can feed
+  EXPECT_NEAR(a.nodes[0].latency_s, 10e-9 * 1000 + 1e-6, 1e-12);  // no L_m in an NF's time
+  // G-NET's own rule charges every NF its transfer: 1000 / (11 + 60) us = 14.1 Mpps on 1 SM.
+  p.transfer_once = false;
+  Allocation g = allocate(SchedulerPolicy::gnet, nodes, 0, {8, 1, 1}, p);
+  EXPECT_EQ(g.transfer_cap_pps, 0);
+  EXPECT_LT(g.chain_pps, a.chain_pps);
+}
+
+TEST(Allocator, TransferOnceNeverBelowGnetsRuleAndNeverAboveItsCap) {
+  SplitMix64 r(23);
+  for (int trial = 0; trial < 40; ++trial) {
+    auto nodes = random_chain(r, 1 + trial % 4);
+    for (auto pol : {SchedulerPolicy::gnet, SchedulerPolicy::fair, SchedulerPolicy::temporal}) {
+      SchedParams p;
+      Allocation g = allocate(pol, nodes, 0, {132, 8, 8}, p);
+      p.transfer_once = true;
+      Allocation t = allocate(pol, nodes, 0, {132, 8, 8}, p);
+      EXPECT_LE(t.chain_pps, t.transfer_cap_pps * (1 + 1e-12)) << t.explain;
+      if (t.chain_pps < t.transfer_cap_pps * (1 - 1e-9))
+        EXPECT_GE(t.chain_pps, g.chain_pps * (1 - 1e-9))
+            << "trial " << trial << " " << scheduler_policy_name(pol) << "\n" << g.explain << "\n" << t.explain;
+    }
+  }
+}
+
 TEST(Allocator, RejectsMalformedGraphs) {
   NfModel m = kernel_only(1e-6, 1e-5);
   GpuBudget b{16, 1, 1};

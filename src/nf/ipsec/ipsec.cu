@@ -6,12 +6,16 @@
 // the NF, in the order process_gpu() is called (the GPU stage's single launcher thread calls it
 // in ingress order): an event hands each batch from its stream to the NF's stream for the
 // ordered pass and back. The per-packet work of different batches still overlaps freely.
+// In a chain pipeline every batch comes through one serial stream of the NF's SM partition;
+// outbound SA selection and numbering then run on the partition's second stream
+// (GpuStream::aux), so numbering batch k + 1 overlaps encrypting batch k.
 //
 // Order within a batch: outbound, one block per SA numbers the batch with a block-wide prefix
 // count (number_kernel). Inbound, one warp per SA walks the batch 32 packets at a time, in
 // packet order; the window lives in every lane's registers; the lanes
 // apply the SA's packets one at a time in lane order (shuffling each sequence number to all
 // lanes), so the window sees the same sequence as on the CPU.
+#include <map>
 #include <mutex>
 
 #include <cub/block/block_scan.cuh>
@@ -28,6 +32,15 @@ struct IpsecGateway::GpuState {
   cudaEvent_t ready = nullptr;   // a batch's per-packet step is done (batch stream -> order)
   cudaEvent_t done = nullptr;    // its ordered pass is done (order -> batch stream)
   std::mutex m;                  // one launch sequence at a time (events are reused)
+  // Per aux stream of a lane (GpuStream::aux): the event that ends a batch's ordered pass there.
+  // Made on first use by the lane's thread, so it belongs to the lane's (green) context.
+  std::map<cudaStream_t, cudaEvent_t> aux_done;
+
+  cudaEvent_t aux_event(cudaStream_t aux) {
+    cudaEvent_t& e = aux_done[aux];
+    if (!e) GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+  }
 
   GpuState() {
     GPUNFV_CUDA(cudaStreamCreateWithFlags(&order, cudaStreamNonBlocking));
@@ -35,6 +48,7 @@ struct IpsecGateway::GpuState {
     GPUNFV_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   }
   ~GpuState() {
+    for (auto& [s, e] : aux_done) cudaEventDestroy(e);  // a lane's context may be gone: no check
     if (done) cudaEventDestroy(done);
     if (ready) cudaEventDestroy(ready);
     if (order) cudaStreamDestroy(order);
@@ -61,7 +75,7 @@ __global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) 
 // SA's packets before it, exactly the numbers the CPU's sequential loop hands out. (A warp
 // walking the batch 32 packets at a time was a chain of ~N/32 dependent global loads: at a
 // batch of 8192 it made this pass the IPsec stage's bottleneck.)
-constexpr int kNumberThreads = 256;
+constexpr int kNumberThreads = 1024;  // a tile of 8192 packets: one pass over a default batch
 constexpr int kNumberItems = 8;
 
 __global__ void __launch_bounds__(kNumberThreads)
@@ -75,11 +89,13 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa
     for (uint32_t base = 0; base < b.count; base += kTile) {
       const uint32_t first = base + threadIdx.x * kNumberItems;
       uint32_t mine = 0;  // bit j: packet first + j belongs to this SA
+      // No short-circuit: the items' loads are independent and may all be in flight at once.
       for (uint32_t j = 0; j < uint32_t(kNumberItems); ++j) {
         const uint32_t i = first + j;
-        if (i < b.count && esp::at_position(b, i, position) &&
-            esp::read_record(b, i, result_offset).sa == sa)
-          mine |= 1u << j;
+        if (i >= b.count) break;
+        const bool here = esp::at_position(b, i, position);
+        const bool of_sa = esp::read_record(b, i, result_offset).sa == sa;
+        mine |= uint32_t(here && of_sa) << j;
       }
       uint32_t before = 0, tile_total = 0;
       Scan(scan_storage).ExclusiveSum(uint32_t(__popc(mine)), before, tile_total);
@@ -176,12 +192,27 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     int threads = s.threads_per_block;
     int blocks = int((db.count + threads - 1) / threads);
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-    select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
-    GPUNFV_CUDA(cudaGetLastError());
-    ordered([&] {
-      number_kernel<<<number_blocks, kNumberThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                         sa_count, state);
-    });
+    if (s.serial && s.aux && sa_count > 0) {
+      // SA selection and numbering of this batch on the lane's aux stream, in batch order there,
+      // so they overlap the previous batch's encryption on s.stream; the batch's own
+      // encryption waits for them. (The batch's earlier stages completed before the pipeline
+      // handed it to this NF, so nothing else needs waiting for.)
+      select_sa_kernel<<<blocks, threads, 0, s.aux>>>(db, position, v);
+      GPUNFV_CUDA(cudaGetLastError());
+      number_kernel<<<number_blocks, kNumberThreads, 0, s.aux>>>(db, position, v.result_offset,
+                                                                  sa_count, state);
+      GPUNFV_CUDA(cudaGetLastError());
+      cudaEvent_t numbered = gpu_->aux_event(s.aux);
+      GPUNFV_CUDA(cudaEventRecord(numbered, s.aux));
+      GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, numbered, 0));
+    } else {
+      select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
+      GPUNFV_CUDA(cudaGetLastError());
+      ordered([&] {
+        number_kernel<<<number_blocks, kNumberThreads, 0, order_stream>>>(db, position, v.result_offset,
+                                                                           sa_count, state);
+      });
+    }
     launch_per_packet(db, position, v, esp::Encapsulate{}, crypto);
   } else {
     launch_per_packet(db, position, v, esp::Decapsulate{}, crypto);

@@ -1,12 +1,19 @@
-// The NIDS's GPU backend: a warp per packet. The payload is cut into 32 chunks, one per lane;
-// each lane runs the DFA over its chunk and on past its end while an occurrence that started in
-// the chunk can still be in progress (at most the longest pattern minus one byte:
+// The NIDS's GPU backend: a group of G lanes of a warp per packet (G = 32: a warp per packet;
+// G = 8: four packets per warp). The payload is cut into G chunks (nids_chunk), one per lane;
+// each lane runs the DFA over its chunk and on past its end while an occurrence that started
+// in the chunk can still be in progress (at most the longest pattern minus one byte:
 // AhoCorasickRef::scan_range), so every occurrence is found by exactly one lane. Matched
-// patterns meet in the warp's bitmap in shared memory (atomicOr); then the lanes split the
-// bitmap's words, fire the rules anchored at the patterns they hold (each rule is anchored at
-// one pattern, so no rule is seen twice), keep their 7 lowest rule indices, and a warp merge
-// picks the packet's 7 lowest and the total: the same record as the CPU's single pass.
+// patterns meet in the group's bitmap in shared memory (atomicOr); then the group's lanes split
+// the bitmap's words, fire the rules anchored at the patterns they hold (each rule is anchored
+// at one pattern, so no rule is seen twice), keep their 7 lowest rule indices, and a merge
+// across the group picks the packet's 7 lowest and the total: the same record as the CPU's
+// single pass, whatever G is.
+//
+// Why groups: a payload gets at most len / kNidsMinChunk lanes, so a small packet (an ESP packet
+// of a 64-byte frame has ~80 payload bytes: 3 lanes) left most of a warp idle when a warp took
+// one packet. G is chosen at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "gpu/cuda_check.h"
@@ -18,83 +25,98 @@ namespace {
 
 constexpr uint32_t kLanes = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
-// A lane gets at least this many bytes: short payloads use fewer lanes instead of 32 slivers
-// that would each pay the run-on past their end.
-constexpr uint32_t kMinChunk = 32;
+constexpr uint32_t kDefaultGroupLanes = 8;
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
 
-__device__ uint32_t warp_min(uint32_t v) {
-  for (int o = kLanes / 2; o > 0; o /= 2) v = min(v, __shfl_xor_sync(kFullMask, v, o));
+// Reductions over the G lanes of a group (xor offsets below G stay inside an aligned group);
+// every lane of the warp takes part.
+template <uint32_t G>
+__device__ uint32_t group_min(uint32_t v) {
+  for (uint32_t o = G / 2; o > 0; o /= 2) v = min(v, __shfl_xor_sync(kFullMask, v, o));
   return v;
 }
 
-__device__ uint32_t warp_sum(uint32_t v) {
-  for (int o = kLanes / 2; o > 0; o /= 2) v += __shfl_xor_sync(kFullMask, v, o);
+template <uint32_t G>
+__device__ uint32_t group_sum(uint32_t v) {
+  for (uint32_t o = G / 2; o > 0; o /= 2) v += __shfl_xor_sync(kFullMask, v, o);
   return v;
 }
 
-// The packet's record from the lanes' partial ones: the lanes fired disjoint sets of rules,
-// so the lowest 7 overall are among the lanes' lowest 7, taken one by one with a warp minimum.
-__device__ NidsResult warp_merge(const NidsResult& mine) {
+// The packet's record from its lanes' partial ones: the lanes fired disjoint sets of rules,
+// so the lowest 7 overall are among the lanes' lowest 7, taken one by one with a group minimum.
+// A fixed number of rounds (no early exit), so every lane of the warp shuffles together.
+template <uint32_t G>
+__device__ NidsResult group_merge(const NidsResult& mine) {
   NidsResult all;
-  all.fired = warp_sum(mine.fired);
+  all.fired = group_sum<G>(mine.fired);
   const uint32_t kept = mine.kept();
   uint32_t next = 0;
   for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
     const uint32_t head = next < kept ? mine.rules[next] : kNidsNoRule;
-    const uint32_t m = warp_min(head);
-    if (m == kNidsNoRule) break;
-    if (head == m) ++next;
+    const uint32_t m = group_min<G>(head);
+    if (m != kNidsNoRule && head == m) ++next;
     all.rules[k] = m;
   }
   return all;
 }
 
+template <uint32_t G>
 __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t words) {
   extern __shared__ uint32_t shared[];
+  constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
+  const uint32_t sub = lane % G;    // lane within the packet's group
+  const uint32_t group = lane / G;
   const uint32_t warp = threadIdx.x / kLanes;
   const uint32_t warps = blockDim.x / kLanes;
-  IsoSpan<uint32_t> bits(shared + size_t(warp) * words, words);
-  for (uint32_t w = lane; w < words; w += kLanes) bits[w] = 0;
+  const unsigned group_mask = G == kLanes ? kFullMask : ((1u << G) - 1u) << (group * G);
+  IsoSpan<uint32_t> bits(shared + (size_t(warp) * kGroups + group) * words, words);
+  for (uint32_t w = sub; w < words; w += G) bits[w] = 0;
   __syncwarp();
 
-  // Every lane of a warp works on the same packet, so all branches below are warp-uniform
-  // except inside the scans.
-  for (uint32_t i = blockIdx.x * warps + warp; i < b.count; i += gridDim.x * warps) {
-    if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position)
-      continue;
-    PacketRef p(b, i);
-    IsoSpan<const uint8_t> frame = p.frame();
-    const PayloadRange pr = nids_payload(frame, p.headers());
-    IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
-    const uint32_t chunk = max(kMinChunk, (pr.length + kLanes - 1) / kLanes);
-    const uint32_t begin = min(lane * chunk, pr.length);
-    const uint32_t end = min(begin + chunk, pr.length);
-
+  // The loop is warp-uniform (every lane of a warp steps through the same bases); a group
+  // whose packet is past the batch or not at this NF just has nothing to scan.
+  const uint32_t stride = gridDim.x * warps * kGroups;
+  for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < b.count; base += stride) {
+    const uint32_t i = base + group;
+    const bool here = i < b.count && b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
+                      b.next_nf[i] == position;
     bool any = false;
-    v.matcher.ac.scan_range(payload, begin, end, [&](uint32_t pat, uint32_t) {
-      atomicOr(&bits[pat >> 5], 1u << (pat & 31));
-      any = true;
-    });
+    if (here) {
+      PacketRef p(b, i);
+      IsoSpan<const uint8_t> frame = p.frame();
+      const PayloadRange pr = nids_payload(frame, p.headers());
+      IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
+      const NidsChunk c = nids_chunk(pr.length, G, sub);
+      v.matcher.ac.scan_range(payload, c.begin, c.end, [&](uint32_t pat, uint32_t) {
+        atomicOr(&bits[pat >> 5], 1u << (pat & 31));
+        any = true;
+      });
+    }
 
     NidsResult mine;
-    if (__any_sync(kFullMask, any)) {
+    const unsigned hits = __ballot_sync(kFullMask, any);
+    if (hits != 0) {  // warp-uniform
       __syncwarp();
-      auto is_matched = [&](uint32_t q) { return ((bits[q >> 5] >> (q & 31)) & 1u) != 0; };
-      for (uint32_t w = lane; w < words; w += kLanes) {
-        for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
-          const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
-          v.matcher.rules_fired_by(q, is_matched, [&](uint32_t r) { mine.add(r); });
+      const bool group_hit = (hits & group_mask) != 0;
+      if (group_hit) {
+        auto is_matched = [&](uint32_t q) { return ((bits[q >> 5] >> (q & 31)) & 1u) != 0; };
+        for (uint32_t w = sub; w < words; w += G) {
+          for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
+            const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
+            v.matcher.rules_fired_by(q, is_matched, [&](uint32_t r) { mine.add(r); });
+          }
         }
       }
       __syncwarp();
-      for (uint32_t w = lane; w < words; w += kLanes)
-        if (bits[w] != 0) bits[w] = 0;
+      if (group_hit)
+        for (uint32_t w = sub; w < words; w += G)
+          if (bits[w] != 0) bits[w] = 0;
       __syncwarp();
     }
-    const NidsResult all = warp_merge(mine);
-    if (lane == 0) {
+    const NidsResult all = group_merge<G>(mine);
+    if (sub == 0 && here) {
+      PacketRef p(b, i);
       all.store(p.results(v.result_offset, kNidsResultBytes));
       const DropReason r = nids_verdict(v, all);
       if (r == DropReason::none)
@@ -107,26 +129,51 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
 
 size_t bitmap_bytes(uint32_t patterns) { return size_t((patterns + 31) / 32) * sizeof(uint32_t); }
 
+// Launches the kernel for `lanes` lanes per packet (the template's instances).
+template <typename... Args>
+void launch_nids(uint32_t lanes, dim3 grid, dim3 block, size_t shared, cudaStream_t st, Args... a) {
+  switch (lanes) {
+    case 4: nids_kernel<4><<<grid, block, shared, st>>>(a...); break;
+    case 8: nids_kernel<8><<<grid, block, shared, st>>>(a...); break;
+    case 16: nids_kernel<16><<<grid, block, shared, st>>>(a...); break;
+    default: nids_kernel<32><<<grid, block, shared, st>>>(a...); break;
+  }
+}
+
+void allow_shared(int bytes) {
+  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
 }  // namespace
 
 void Nids::prepare_gpu() {
   matcher_.upload_to_device();
   device_view_ = NidsView{matcher_.device_ref(), result_offset(), drop_};
-  // One warp's bitmap must fit a block's shared memory; past the default 48 KiB (about 393K
-  // patterns) the kernel opts in to what the device allows.
-  const size_t need = bitmap_bytes(matcher_.automaton().pattern_count());
+  // One warp's bitmaps (one per packet it holds) must fit a block's shared memory; past the
+  // default 48 KiB the kernel opts in to what the device allows. With a large rule set (about
+  // 100K patterns and more) there is room for one bitmap per warp only: a warp per packet.
+  const size_t bitmap = bitmap_bytes(matcher_.automaton().pattern_count());
+  int device = 0, optin = 0;
+  GPUNFV_CUDA(cudaGetDevice(&device));
+  GPUNFV_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  uint32_t lanes = kDefaultGroupLanes;
+  if (const char* e = std::getenv("GPUNFV_NIDS_LANES")) {
+    const uint32_t want = uint32_t(std::strtoul(e, nullptr, 10));
+    if (want == 4 || want == 8 || want == 16 || want == 32) lanes = want;
+  }
+  while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
+  if (bitmap > size_t(optin))
+    throw std::runtime_error("nids " + name() + ": " +
+                             std::to_string(matcher_.automaton().pattern_count()) +
+                             " patterns need a " + std::to_string(bitmap) +
+                             " B bitmap per warp, more shared memory than the device has");
+  gpu_group_lanes_ = lanes;
   gpu_shared_limit_ = kDefaultSharedLimit;
-  if (need > kDefaultSharedLimit) {
-    int device = 0, optin = 0;
-    GPUNFV_CUDA(cudaGetDevice(&device));
-    GPUNFV_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (need > size_t(optin))
-      throw std::runtime_error("nids " + name() + ": " +
-                               std::to_string(matcher_.automaton().pattern_count()) +
-                               " patterns need a " + std::to_string(need) +
-                               " B bitmap per warp, more shared memory than the device has");
-    GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     optin));
+  if (bitmap * (kLanes / lanes) > kDefaultSharedLimit) {
+    allow_shared(optin);
     gpu_shared_limit_ = size_t(optin);
   }
 }
@@ -135,15 +182,18 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
                        const GpuStream& stream) const {
   if (device_batch.count == 0) return;
   const uint32_t patterns = matcher_.automaton().pattern_count();
-  const size_t per_warp = bitmap_bytes(patterns);
+  const uint32_t lanes = gpu_group_lanes_;
+  const uint32_t per_warp_packets = kLanes / lanes;
+  const size_t per_warp = bitmap_bytes(patterns) * per_warp_packets;
   int warps = std::max(1, stream.threads_per_block / int(kLanes));
   warps = std::min<int>(warps, std::max<size_t>(1, gpu_shared_limit_ / per_warp));
-  int blocks = int((device_batch.count + warps - 1) / warps);
+  const uint32_t per_block = uint32_t(warps) * per_warp_packets;
+  int blocks = int((device_batch.count + per_block - 1) / per_block);
   if (stream.max_blocks > 0) blocks = std::min(blocks, stream.max_blocks);
   NidsView view = device_view_;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
-  nids_kernel<<<blocks, warps * kLanes, warps * per_warp, stream.stream>>>(
-      device_batch, position, view, uint32_t(per_warp / sizeof(uint32_t)));
+  launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
+              device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   GPUNFV_CUDA(cudaGetLastError());
 }
 

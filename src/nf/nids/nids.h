@@ -89,6 +89,7 @@ class Nids final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   NidsView device_view_{};
   size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
+  uint32_t gpu_group_lanes_ = 32;  // lanes of a warp that scan one packet (nids.cu)
 #endif
 };
 

@@ -30,6 +30,23 @@ struct PayloadRange {
   uint32_t length = 0;
 };
 
+// How the GPU kernel splits one payload of `len` bytes over the `lanes` lanes that scan it:
+// equal chunks of at least kNidsMinChunk bytes, so a short payload uses fewer lanes rather than
+// slivers that would each pay the run-on past their end (AhoCorasickRef::scan_range). Lane
+// `lane` scans [begin, end); lanes past the payload get an empty range.
+inline constexpr uint32_t kNidsMinChunk = 32;
+struct NidsChunk {
+  uint32_t begin = 0, end = 0;
+};
+GPUNFV_HD inline NidsChunk nids_chunk(uint32_t len, uint32_t lanes, uint32_t lane) {
+  const uint32_t even = (len + lanes - 1) / lanes;
+  const uint32_t chunk = even > kNidsMinChunk ? even : kNidsMinChunk;
+  NidsChunk c;
+  c.begin = lane * chunk < len ? lane * chunk : len;
+  c.end = c.begin + chunk < len ? c.begin + chunk : len;
+  return c;
+}
+
 GPUNFV_HD inline PayloadRange nids_payload(IsoSpan<const uint8_t> f, const PacketHeaders& h) {
   if (h.ip_version != 4 && h.ip_version != 6) return {};
   const uint32_t ip = h.l3_off;

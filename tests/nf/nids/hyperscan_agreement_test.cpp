@@ -2,8 +2,8 @@
 // caseless patterns) must find the same set of patterns in every payload: every packet of every
 // bundled trace, and generated payloads with real patterns planted in them (in changed case
 // too), over the deduplicated patterns of real ET rules. The DFA's answer is also taken the way
-// the GPU kernel takes it (32 chunks with run-on), which must give the same set. Compiled only
-// when CMake found libhs.
+// the GPU kernel takes it (8 or 32 lanes per packet, chunks with run-on), which must give the
+// same set. Compiled only when CMake found libhs.
 #if GPUNFV_HAVE_HYPERSCAN
 
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nf/nids/nids_logic.h"
 #include "nf/nids/rule_matcher.h"
 #include "nf/nids/rules_file.h"
 #include "peers/hyperscan_peer.h"
@@ -63,14 +64,14 @@ Payloads planted_payloads(const std::vector<Pattern>& patterns, size_t count, ui
   return out;
 }
 
-// The kernel's view of a payload: 32 lanes, chunks of at least 32 bytes.
-std::vector<uint32_t> chunked_matches(const AhoCorasickRef& ac, std::span<const uint8_t> payload) {
+// The kernel's view of a payload: `lanes` lanes over nids_chunk's chunks.
+std::vector<uint32_t> chunked_matches(const AhoCorasickRef& ac, std::span<const uint8_t> payload,
+                                      uint32_t lanes) {
   const uint32_t len = uint32_t(payload.size());
-  const uint32_t chunk = std::max<uint32_t>(32, (len + 31) / 32);
   std::vector<uint32_t> ids;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    const uint32_t b = std::min(lane * chunk, len), e = std::min(b + chunk, len);
-    ac.scan_range(IsoSpan<const uint8_t>(payload.data(), len), b, e,
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    const NidsChunk c = nids_chunk(len, lanes, lane);
+    ac.scan_range(IsoSpan<const uint8_t>(payload.data(), len), c.begin, c.end,
                   [&](uint32_t p, uint32_t) { ids.push_back(p); });
   }
   std::sort(ids.begin(), ids.end());
@@ -89,11 +90,12 @@ Agreement compare(const AhoCorasick& ac, const HyperscanPeer& hs, const Payloads
     std::span<const uint8_t> p(payloads[i]);
     const std::vector<uint32_t> ours = ac.matched_patterns(p);
     const std::vector<uint32_t> theirs = hs.matched_patterns(p);
-    const std::vector<uint32_t> lanes = chunked_matches(ac.ref(), p);
+    const std::vector<uint32_t> lanes = chunked_matches(ac.ref(), p, 32);
+    const std::vector<uint32_t> lanes8 = chunked_matches(ac.ref(), p, 8);
     ++a.payloads;
     a.with_matches += !ours.empty();
     a.matches += ours.size();
-    if (ours != theirs || lanes != ours) {
+    if (ours != theirs || lanes != ours || lanes8 != ours) {
       if (++a.disagreements <= 5) {
         std::string diff;
         for (uint32_t id : ours)

@@ -124,33 +124,34 @@ TEST(Nids, KeepsTheSevenLowestRulesAndCountsAll) {
   EXPECT_EQ(kept_rules(result_of(*b, 1)), (std::vector<uint32_t>{3, 5, 9}));
 }
 
-// The GPU kernel's algorithm, lane by lane on the host (nids.cu): 32 chunks scanned with
-// run-on into one bitmap, the bitmap's words split over the lanes for rule evaluation, each
-// lane keeping its 7 lowest, then the warp merge. It must give the CPU's record exactly.
-NidsResult emulate_warp(const RuleMatcherRef& m, const std::vector<uint8_t>& payload) {
+// The GPU kernel's algorithm, lane by lane on the host (nids.cu): the packet's G lanes scan
+// nids_chunk's chunks with run-on into one bitmap, split the bitmap's words for rule
+// evaluation, each lane keeping its 7 lowest, then the group merge. It must give the CPU's
+// record exactly, for every G the kernel may use.
+NidsResult emulate_group(const RuleMatcherRef& m, const std::vector<uint8_t>& payload,
+                         uint32_t group_lanes) {
   const uint32_t len = uint32_t(payload.size());
   const uint32_t words = (m.pattern_count() + 31) / 32;
   std::vector<uint32_t> bits(words, 0);
   IsoSpan<const uint8_t> text(payload.data(), len);
-  const uint32_t chunk = std::max<uint32_t>(32, (len + 31) / 32);
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    const uint32_t begin = std::min(lane * chunk, len), end = std::min(begin + chunk, len);
-    m.ac.scan_range(text, begin, end, [&](uint32_t p, uint32_t) { bits[p >> 5] |= 1u << (p & 31); });
+  for (uint32_t lane = 0; lane < group_lanes; ++lane) {
+    const NidsChunk c = nids_chunk(len, group_lanes, lane);
+    m.ac.scan_range(text, c.begin, c.end, [&](uint32_t p, uint32_t) { bits[p >> 5] |= 1u << (p & 31); });
   }
   auto is_matched = [&](uint32_t q) { return ((bits[q >> 5] >> (q & 31)) & 1u) != 0; };
   NidsResult lanes[32];
-  for (uint32_t lane = 0; lane < 32; ++lane)
-    for (uint32_t w = lane; w < words; w += 32)
+  for (uint32_t lane = 0; lane < group_lanes; ++lane)
+    for (uint32_t w = lane; w < words; w += group_lanes)
       for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
         const uint32_t q = w * 32 + uint32_t(__builtin_ctz(x));
         m.rules_fired_by(q, is_matched, [&](uint32_t r) { lanes[lane].add(r); });
       }
   NidsResult all;
   uint32_t next[32] = {};
-  for (const NidsResult& l : lanes) all.fired += l.fired;
+  for (uint32_t lane = 0; lane < group_lanes; ++lane) all.fired += lanes[lane].fired;
   for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
     uint32_t min = kNidsNoRule, owner = 0;
-    for (uint32_t lane = 0; lane < 32; ++lane) {
+    for (uint32_t lane = 0; lane < group_lanes; ++lane) {
       const uint32_t head = next[lane] < lanes[lane].kept() ? lanes[lane].rules[next[lane]]
                                                              : kNidsNoRule;
       if (head < min) min = head, owner = lane;
@@ -186,9 +187,11 @@ TEST(Nids, GpuLaneSplitGivesTheCpuRecord) {
   for (size_t i = 0; i < payloads.size(); ++i) {
     const NidsResult cpu = scratch.evaluate(m.ref(), IsoSpan<const uint8_t>(payloads[i].data(),
                                                                            payloads[i].size()));
-    const NidsResult gpu = emulate_warp(m.ref(), payloads[i]);
-    ASSERT_EQ(cpu.fired, gpu.fired) << i;
-    ASSERT_EQ(kept_rules(cpu), kept_rules(gpu)) << i;
+    for (uint32_t group_lanes : {4u, 8u, 16u, 32u}) {
+      const NidsResult gpu = emulate_group(m.ref(), payloads[i], group_lanes);
+      ASSERT_EQ(cpu.fired, gpu.fired) << i << " lanes " << group_lanes;
+      ASSERT_EQ(kept_rules(cpu), kept_rules(gpu)) << i << " lanes " << group_lanes;
+    }
     const std::vector<uint32_t> reference = m.fired_rules(payloads[i]);
     ASSERT_EQ(cpu.fired, reference.size()) << i;
     ASSERT_EQ(kept_rules(cpu),
