@@ -69,6 +69,9 @@ class Pipeline {
       c.type = std::string(nf->type());
       stats_.nfs.push_back(c);
     }
+    // Before any CUDA call: a gpuring port's unsupported combinations, and eager kernel
+    // loading where a persistent ring kernel will run beside the chain's (gpuring_feed.h).
+    GpuRingFeed::check_config(rc, opt.backend);
     // The GPU stage first: it checks that a device exists before NFs upload tables to it.
     if (opt.backend == Backend::gpu) {
 #if GPUNFV_HAVE_CUDA
@@ -97,11 +100,12 @@ class Pipeline {
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
+    // gpuring feeds first: starting one may fail (a ring kernel launch), and no thread runs yet.
+    for (auto& f : feeds_)
+      if (f) f->start();
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
     stage_->start([this](Batch* b) { egress_[egress_of_chain_[b->chain]]->finished.push(b); });
     for (auto& e : egress_) e->thread = std::thread([this, eg = e.get()] { egress_loop(*eg); });
-    for (auto& f : feeds_)
-      if (f) f->start();
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) {
       const uint16_t threads = ingress_threads(rc_.chains[c]);
@@ -318,7 +322,8 @@ class Pipeline {
         const Port& in_port = *rc_.ports[rc_.chains[chain].from];
         const CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
         if (it->second->is_external()) {
-          // A gpuring batch goes back to its ring in the order taken, once NFs have read it.
+          // A gpuring batch goes back to its ring in the order taken, once NFs have read it
+          // (prepare_egress ran in transmit).
           collect_->collect_and_wait(it->second, ctx);
           feeds_[chain]->give_back(it->second);
         } else {
@@ -400,6 +405,8 @@ class Pipeline {
 
   void transmit(Egress& e, Batch& batch) {
     const Chain& chain = rc_.chains[batch.chain];
+    // A GPU ring's device-resident batch: the frames the host reads come out of their slots.
+    if (batch.is_external()) feeds_[batch.chain]->prepare_egress(batch, chain);
     const BatchView v = batch.view();
     PortCounters& in_pc = *stats_.ports[chain.from];
     const size_t nodes = chain.path.size();
@@ -462,6 +469,8 @@ class Pipeline {
       }
       in_pc.dropped.add(reason);
       ++dropped;
+      // A ring slot whose packet egress dropped is freed by the ring's tx loop, not sent.
+      if (batch.is_external()) v.verdict[i] = static_cast<uint8_t>(reason);
     }
     if (run_length) e.latency.record(now - run_rx_ns, run_length);
     if (by_lists) send_lists(e, v, in_pc, now, forwarded, dropped);
@@ -508,21 +517,19 @@ class Pipeline {
         continue;
       }
       bool finished = false;
-      Batch* b = feed.take(past_deadline(monotonic_ns()), finished);
+      uint64_t bytes = 0;  // from the ring: a device-resident batch's lengths are not on the host
+      Batch* b = feed.take(past_deadline(monotonic_ns()), finished, bytes);
       if (finished) break;
       if (!b) {
         std::this_thread::yield();
         continue;
       }
-      const BatchView v = b->view();
-      uint64_t bytes = 0;
-      for (uint32_t i = 0; i < v.count; ++i) bytes += v.len[i];
-      pc.rx_packets.fetch_add(v.count, std::memory_order_relaxed);
+      pc.rx_packets.fetch_add(b->count(), std::memory_order_relaxed);
       pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
-      stage_->note_frames(v.count, bytes);
+      stage_->note_frames(b->count(), bytes);
       b->chain = static_cast<uint16_t>(chain_index);
       b->batch_seq = batch_seq++;
-      b->ingress_ns = v.rx_ns[0];
+      b->ingress_ns = monotonic_ns();
       in_flight_.fetch_add(1);
       stage_->submit(b);
     }

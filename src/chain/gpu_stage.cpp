@@ -5,6 +5,10 @@
 // the per-node packet counts (128 bytes) come back after each NF, so the host knows every NF
 // queue's occupancy in packets (Simmer's congestion monitor) and skips NFs no packet was sent
 // to. Queues between stages keep ingress order (chain_flow.h).
+// A device-resident batch (a GPU ring's, Batch::set_device_resident) is its own device twin:
+// stage 0 uploads nothing (node_packets is zeroed on the device), and the download stage
+// copies its metadata only (chain/ring_batch_transfer.h), never packet bytes. The report
+// counts the bytes each way (`pcie`).
 #if GPUNFV_HAVE_CUDA
 #include <atomic>
 #include <condition_variable>
@@ -20,6 +24,7 @@
 #include "chain/chain_steps.h"
 #include "chain/gpu_sharing.h"
 #include "chain/processing_stage.h"
+#include "chain/ring_batch_transfer.h"
 #include "core/clock.h"
 #include "core/thread_name.h"
 #include "gpu/cuda_check.h"
@@ -111,6 +116,12 @@ class GpuStage final : public ProcessingStage {
   void report(nlohmann::json& j) const override {
     sharing_->report(j);
     j["lane_moves"] = lane_moves_.load();  // NF stages that moved to a re-planned partition
+    // Batch transfers of the stage (not the per-NF packet counts): host batches' prefixes in
+    // and out; device-resident batches' metadata out.
+    j["pcie"] = {{"h2d_bytes", h2d_bytes_.load()},
+                 {"d2h_bytes", d2h_bytes_.load()},
+                 {"host_batches", host_batches_.load()},
+                 {"device_resident_batches", resident_batches_.load()}};
   }
   std::string describe() const override {
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
@@ -236,13 +247,21 @@ class GpuStage final : public ProcessingStage {
     if (w.own_stream) cudaStreamDestroy(w.own_stream);
   }
 
+  // The batch on the device: its twin, or (device-resident) the batch itself.
+  BatchView device_view(Batch* b) {
+    return b->device_resident() ? b->device_view() : layout_.view(device_twin(b), b->count());
+  }
+
   void issue(Worker& w, Batch* b, bool temporal) {
     const Chain& chain = rc_.chains[w.chain];
     const size_t n = chain.path.size();
     const uint32_t count = b->count();
-    const BatchView dv = layout_.view(device_twin(b), count);
+    const BatchView dv = device_view(b);
     const BatchView hv = b->view();
+    const BatchLayout& layout = b->layout();  // a device-resident batch has its own
     cudaStream_t st = w.stream();
+    const size_t counts_off = layout.off_node_packets;
+    const size_t counts_bytes = kMaxChainNodes * sizeof(uint32_t);
     Flight f;
     f.batch = b;
     auto begin = [&] {
@@ -252,9 +271,17 @@ class GpuStage final : public ProcessingStage {
     };
     if (w.stage == 0) {
       begin();
-      for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
-      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), layout_.device_prefix_bytes(count),
-                                  cudaMemcpyHostToDevice, st));
+      if (b->device_resident()) {
+        // Everything classify reads is on the device already (the ring's rx loop wrote it).
+        GPUNFV_CUDA(cudaMemsetAsync(b->device_base + counts_off, 0, counts_bytes, st));
+        resident_batches_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
+        const size_t bytes = layout_.device_prefix_bytes(count);
+        GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
+        h2d_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        host_batches_.fetch_add(1, std::memory_order_relaxed);
+      }
       launch_enter_chain(chain, dv, st);
       publish_counts(dv, hv, b, st);
     } else if (w.stage <= n) {
@@ -271,10 +298,18 @@ class GpuStage final : public ProcessingStage {
       begin();
       launch_node_gpu(rc_, chain, dv, k, w.lane->gs);
       publish_counts(dv, hv, b, st);
+    } else if (b->device_resident()) {
+      begin();
+      for (const ByteRange& r : metadata_download_ranges(layout)) {
+        GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
+                                    cudaMemcpyDeviceToHost, st));
+        d2h_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
+      }
     } else {
       begin();
-      GPUNFV_CUDA(cudaMemcpyAsync(b->base(), b->device_base, layout_.device_prefix_bytes(count),
-                                  cudaMemcpyDeviceToHost, st));
+      const size_t bytes = layout_.device_prefix_bytes(count);
+      GPUNFV_CUDA(cudaMemcpyAsync(b->base(), b->device_base, bytes, cudaMemcpyDeviceToHost, st));
+      d2h_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     }
     f.done = w.free_events.back();
     w.free_events.pop_back();
@@ -288,7 +323,7 @@ class GpuStage final : public ProcessingStage {
   // engine, behind whole batches egress is downloading, and holds the NF's serial stream meanwhile.
   void publish_counts(const BatchView& dv, const BatchView& hv, Batch* b, cudaStream_t st) {
     if (counts_by_copy_ || b->memory_kind() != MemoryKind::host_pinned) {
-      const size_t off = layout_.off_node_packets;
+      const size_t off = b->layout().off_node_packets;
       GPUNFV_CUDA(cudaMemcpyAsync(b->base() + off, b->device_base + off,
                                   kMaxChainNodes * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
     } else {
@@ -309,7 +344,7 @@ class GpuStage final : public ProcessingStage {
     if (flow.push(w.stage + 1, b, packets, monotonic_ns())) return;
     // The next NF's queue is full: its packets are dropped there, on the device copy.
     const auto k = static_cast<uint8_t>(w.stage);
-    launch_drop_at_node(layout_.view(b->device_base, b->count()), k, w.stream());
+    launch_drop_at_node(device_view(b), k, w.stream());
     GPUNFV_CUDA(cudaStreamSynchronize(w.stream()));
     hv.node_packets[k] = 0;
     flow.push(w.stage + 1, b, 0, monotonic_ns());
@@ -376,6 +411,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<int64_t> in_pipeline_{0};
   std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
   std::atomic<uint64_t> lane_moves_{0};
+  std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
 };

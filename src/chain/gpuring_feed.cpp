@@ -2,14 +2,23 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "chain/ring_batch_transfer.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_port.h"
+#include "io/gpuring/kernel_loading.h"
 
 namespace gpunfv {
 
 namespace {
+
+// Limits of the device path's blocking steps (the HangWatchdog ends the process past them).
+constexpr double kLaunchLimitS = 30;   // loading and launching the ring kernel
+constexpr double kStallLimitS = 60;    // a batch taken and not given back, with no other progress
+constexpr double kDrainLimitS = 30;    // the loops' drain once every batch is back
+constexpr double kAbortWaitS = 5;      // the loops' exit after an abort
 
 Port* port_named(RuntimeConfig& rc, const std::string& name) {
   for (auto& p : rc.ports)
@@ -25,15 +34,45 @@ bool rx_all_done(const gpuring::RingSet& rings) {
 
 }  // namespace
 
-GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape,
-                         Backend backend)
+gpuring::Placement GpuRingFeed::placement_on(const GpuRingPort& port, Backend backend) {
+  const gpuring::GpuRingConfig& cfg = port.config();
+  if (cfg.placement_auto) return backend == Backend::gpu ? gpuring::Placement::device : gpuring::Placement::host;
+  return cfg.placement;
+}
+
+void GpuRingFeed::check_config(const RuntimeConfig& rc, Backend backend) {
+  bool device_rings = false;
+  for (size_t p = 0; p < rc.ports.size(); ++p) {
+    const auto* port = dynamic_cast<const GpuRingPort*>(rc.ports[p].get());
+    if (!port) continue;
+    const gpuring::GpuRingConfig& cfg = port->config();
+    // runtime_config refuses a gpuring port that feeds no chain, and a port feeding two.
+    bool feeds = false;
+    for (const Chain& c : rc.chains) feeds = feeds || c.from == p;
+    if (!feeds) continue;
+    const gpuring::Placement where = placement_on(*port, backend);
+    if (backend == Backend::cpu && where == gpuring::Placement::device)
+      throw ConfigError(cfg.placement_where,
+                        "gpuring port '" + port->name() + "': placement: device needs --backend gpu (the "
+                        "CPU backend cannot reach packets in GPU memory); use placement: host or auto "
+                        "on the CPU backend");
+    if (backend == Backend::gpu && where == gpuring::Placement::host)
+      throw ConfigError(cfg.placement_where,
+                        "gpuring port '" + port->name() + "': placement: host runs on the CPU backend "
+                        "only (the GPU backend takes ring batches where they lie, in GPU memory); use "
+                        "placement: device or auto with --backend gpu");
+    device_rings = device_rings || where == gpuring::Placement::device;
+  }
+  if (device_rings) gpuring::request_eager_kernel_loading();
+}
+
+GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape, Backend backend)
     : rc_(rc), port_id_(port_id), port_(dynamic_cast<GpuRingPort&>(*rc.ports[port_id])) {
+  check_config(rc, backend);
   const gpuring::GpuRingConfig& cfg = port_.config();
-  const std::string where = rc.file + ": port '" + port_.name() + "'";
-  if (backend != Backend::cpu || cfg.placement != gpuring::Placement::host)
-    throw ConfigError(where, "a gpuring port feeding a chain runs with placement: host on the CPU "
-                             "backend so far; the GPU backend (placement: device) is not wired to "
-                             "the chain executor yet (bench/gpuring_bench runs device rings)");
+  const std::string where = cfg.where + ": port '" + port_.name() + "'";
+  const gpuring::Placement placement = placement_on(port_, backend);
+  device_ = placement == gpuring::Placement::device;
   source_ = port_.inline_source() ? port_.inline_source() : port_named(rc, cfg.source_name);
   if (!source_) throw ConfigError(where, "source: unknown port '" + cfg.source_name + "'");
   if (!source_->has_rx()) throw ConfigError(where, "source: port '" + source_->name() + "' has no rx side");
@@ -44,24 +83,48 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
     if (!sink_->has_tx()) throw ConfigError(where, "sink: port '" + sink_->name() + "' has no tx side");
   }
 
-  rings_ = std::make_unique<gpuring::RingSet>(cfg.rings, cfg.placement);
+  rings_ = std::make_unique<gpuring::RingSet>(cfg.rings, placement);
   const gpuring::RingParams& p = rings_->params();
   // A batch may hold at most the slots a ring has beyond those armed in its descriptors.
   const uint32_t capacity = std::min(shape.capacity, p.slots_per_ring - p.ring_size);
   const uint32_t per_ring = std::max<uint32_t>(2, rc.settings.batches / p.rings);
   batches_ = std::make_unique<gpuring::RingBatches>(
       *rings_, capacity, per_ring, uint64_t(rc.settings.batch_timeout_us) * 1000, shape.result_stride);
-  dma_ = gpuring::make_host_dma_engine();
+  dma_ = device_ ? gpuring::make_cuda_dma_engine(cfg.batched_dma) : gpuring::make_host_dma_engine();
   gpuring::NicEmulatorConfig nc;
   nc.rate_pps = cfg.rate_pps;
   nc.burst = cfg.burst;
   nc.flow_control = cfg.flow_control;
   nic_ = std::make_unique<gpuring::NicEmulator>(*rings_, *source_, sink_, *dma_, nc);
-  for (uint32_t i = 0; i < p.rings * per_ring; ++i) handles_.push_back(std::make_unique<Batch>(1, 64, MemoryKind::host));
+  for (uint32_t i = 0; i < p.rings * per_ring; ++i) {
+    // Device placement: the handle holds the pinned host copy of the batch's metadata, in the
+    // ring batches' own layout (the GPU stage downloads into it).
+    if (device_)
+      handles_.push_back(std::make_unique<Batch>(capacity, 64, MemoryKind::host_pinned, shape.result_stride));
+    else
+      handles_.push_back(std::make_unique<Batch>(1, 64, MemoryKind::host));
+  }
   taken_.resize(handles_.size());
+  if (device_) {
+    const BatchLayout& hl = handles_.front()->layout();
+    const BatchLayout& rl = batches_->layout();
+    if (hl.bytes != rl.bytes || hl.off_data != rl.off_data || hl.off_seq != rl.off_seq)
+      throw std::logic_error("gpuring feed: batch handle and ring batch layouts differ");
+    egress_copy_ = std::make_unique<RingEgressCopy>(capacity, p.slot_bytes);
+    host_rows_of_.assign(capacity, 0);
+    needed_.reserve(capacity);
+    if (gpuring::cuda_loads_kernels_lazily())
+      throw std::runtime_error(
+          "gpuring port '" + port_.name() + "': CUDA loads kernels lazily in this process "
+          "(CUDA_MODULE_LOADING), so a chain kernel launched for the first time while the ring kernel "
+          "runs could wait for it for ever; set CUDA_MODULE_LOADING=EAGER before CUDA starts");
+    clock_ = gpuring::measure_device_ring_clock();  // before any persistent kernel runs
+    batches_->set_clock_offsets(clock_.to_monotonic_ns, clock_.to_unix_ns);
+  }
 }
 
 GpuRingFeed::~GpuRingFeed() {
+  if (device_ && gpu_runner_ && !finished_) stop_device_loops();
   if (runner_ && !finished_) rings_->request_abort();
   runner_.reset();
   if (nic_) {
@@ -70,24 +133,55 @@ GpuRingFeed::~GpuRingFeed() {
     } catch (...) {
     }
   }
+  gpu_runner_.reset();
+  if (watchdog_) watchdog_->disarm();
+}
+
+void GpuRingFeed::stop_device_loops() {
+  // An error unwinds the run: nobody serves the batches any more, so the loops are aborted as
+  // they stand. Freeing memory a running kernel uses would block in cudaFree for ever.
+  watchdog_->arm("gpuring teardown", 2 * kAbortWaitS + 10);
+  rings_->request_abort();
+  if (!gpu_runner_->wait(kAbortWaitS)) watchdog_->fire("the ring kernel did not exit on abort");
+  watchdog_->disarm();
+}
+
+std::string GpuRingFeed::state() const {
+  return fmt::format("port '{}': NIC rx {}; {} batches out; {}", port_.name(),
+                     nic_->rx_finished() ? "finished" : "NOT finished", __atomic_load_n(&outstanding_, __ATOMIC_RELAXED),
+                     rings_->describe_registers());
 }
 
 void GpuRingFeed::start() {
-  runner_ = std::make_unique<gpuring::HostRingBatchRunner>(*rings_, *batches_, port_id_);
+  started_ = true;
+  if (!device_) {
+    clock_ = gpuring::host_ring_clock_offsets();
+    batches_->set_clock_offsets(clock_.to_monotonic_ns, clock_.to_unix_ns);
+    runner_ = std::make_unique<gpuring::HostRingBatchRunner>(*rings_, *batches_, port_id_);
+    nic_->start();
+    return;
+  }
+  watchdog_ = std::make_unique<gpuring::HangWatchdog>([this] { return state(); });
+  watchdog_->arm("gpuring ring kernel launch", kLaunchLimitS);
+  gpu_runner_ = gpuring::launch_gpu_ring_batch_runner(*rings_, *batches_, port_id_);
+  watchdog_->disarm();
   nic_->start();
 }
 
-Batch* GpuRingFeed::take(bool stop_now, bool& finished) {
+Batch* GpuRingFeed::take(bool stop_now, bool& finished, uint64_t& bytes) {
   finished = false;
+  bytes = 0;
+  if (stop_now && !abort_requested_) {
+    // The run's time is up while the source may still be sending: the rings stop as they stand
+    // (frames still in a ring were never received; the audit counts held slots). Batches rx
+    // published before are still taken.
+    rings_->request_abort();
+    abort_requested_ = stop_requested_ = true;
+  }
   gpuring::RingBatches::Ready r;
   bool got = batches_->take_ready(r);
   if (!got) {
-    if (stop_now && !abort_requested_) {
-      // The run's time is up while the source may still be sending: the rings stop as they
-      // stand (frames still in a ring were never received; the audit counts held slots).
-      rings_->request_abort();
-      abort_requested_ = stop_requested_ = true;
-    } else if (!stop_requested_ && nic_->rx_finished()) {
+    if (!stop_requested_ && nic_->rx_finished()) {
       rings_->request_stop();  // the NIC delivered its last frame: rx drains and publishes
       stop_requested_ = true;
     }
@@ -101,15 +195,54 @@ Batch* GpuRingFeed::take(bool stop_now, bool& finished) {
   }
   const uint32_t h = batches_->view().id(r.ring, r.batch);
   Batch* b = handles_[h].get();
-  b->set_external(batches_->batch_view(r));
   b->set_count(r.count);
+  if (device_) {
+    // Host view: the handle's metadata (filled by the GPU stage's download) and the egress
+    // copy's rows as packet bytes (filled by prepare_egress); device view: the ring batch.
+    BatchView hv = b->layout().view(b->base(), r.count);
+    hv.stride = rings_->params().slot_bytes;
+    hv.data = IsoSpan<uint8_t>(egress_copy_->host_rows(), egress_copy_->host_bytes());
+    hv.slot_index = IsoSpan<uint32_t>(host_rows_of_.data(), host_rows_of_.size());
+    b->set_external(hv);
+    b->set_device_resident(batches_->batch_view(r));
+    b->device_base = batches_->batch_base(r);
+    __atomic_add_fetch(&outstanding_, 1, __ATOMIC_RELAXED);
+    watchdog_->arm("gpuring batch in the chain", kStallLimitS);
+  } else {
+    b->set_external(batches_->batch_view(r));
+  }
   taken_[h] = r;
+  bytes = r.bytes;
   return b;
+}
+
+void GpuRingFeed::prepare_egress(Batch& b, const Chain& chain) {
+  if (!device_ || !b.device_resident()) return;
+  uint32_t frame_nodes = 0;
+  for (size_t k = 0; k < chain.path.size(); ++k)
+    if (rc_.nfs[chain.path[k]]->collect_reads_frames()) frame_nodes |= 1u << k;
+  const BatchView hv = b.view();
+  auto reads = [&](uint8_t node, uint32_t i) { return rc_.nfs[chain.path[node]]->collect_reads_frame(hv, i, node); };
+  frames_needed_on_host(hv, chain, port_id_, rc_.ports.size(), frame_nodes, reads, needed_);
+  for (uint32_t j = 0; j < needed_.size(); ++j) host_rows_of_[needed_[j]] = j;
+  copies_.frame_bytes += egress_copy_->fetch(b.device_view(), needed_, hv.len.framework_data());
+  copies_.frames += needed_.size();
 }
 
 void GpuRingFeed::give_back(Batch* b) {
   for (size_t h = 0; h < handles_.size(); ++h)
     if (handles_[h].get() == b) {
+      if (device_) {
+        // Egress marked the packets it sent itself or dropped: the tx loop reads the verdicts
+        // in device memory.
+        const ByteRange v = verdict_upload_range(b->layout(), b->count());
+        egress_copy_->upload(b->device_base + v.offset, b->base() + v.offset, v.bytes);
+        copies_.verdict_bytes += v.bytes;
+        if (__atomic_sub_fetch(&outstanding_, 1, __ATOMIC_RELAXED) == 0)
+          watchdog_->disarm();
+        else
+          watchdog_->arm("gpuring batch in the chain", kStallLimitS);
+      }
       batches_->hand_done(taken_[h]);
       return;
     }
@@ -117,9 +250,24 @@ void GpuRingFeed::give_back(Batch* b) {
 }
 
 std::string GpuRingFeed::finish(PortCounters& pc) {
-  runner_->join();
-  nic_->join();
+  bool drained = true;
+  if (device_) {
+    watchdog_->arm("gpuring drain", kDrainLimitS + kAbortWaitS + 10);
+    if (!gpu_runner_->wait(kDrainLimitS)) {
+      // Say what did not finish, then let the loops exit as they stand; the audit below still
+      // places every slot (frames left in a ring count as never received).
+      std::fprintf(stderr, "gpunfv: gpuring port '%s': the ring kernel did not drain within %.0f s (%s); aborting it\n",
+                   port_.name().c_str(), kDrainLimitS, state().c_str());
+      rings_->request_abort();
+      drained = false;
+      if (!gpu_runner_->wait(kAbortWaitS)) watchdog_->fire("the ring kernel did not exit on abort either");
+    }
+    watchdog_->disarm();
+  } else {
+    runner_->join();
+  }
   finished_ = true;
+  nic_->join();
   const gpuring::NicStats& s = nic_->stats();
   const uint64_t nic_drops = s.drops_ring_full + s.drops_oversize;
   pc.rx_packets.fetch_add(nic_drops);
@@ -134,10 +282,29 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
     batches += c.published;
     by_timeout += c.closed_by_timeout;
   }
-  return fmt::format("gpuring {}: {} rings, {} batches ({} closed by timeout), NIC offered {} delivered {} "
-                     "ring_full {} sent {} sink_errors {}; slots audited ok",
-                     port_.name(), rings_->params().rings, batches, by_timeout, s.offered, s.delivered,
-                     s.drops_ring_full, s.tx_packets, s.tx_errors);
+  std::string line = fmt::format(
+      "gpuring {} ({} rings, placement {}): {} batches ({} closed by timeout), NIC offered {} delivered {} "
+      "ring_full {} sent {} sink_errors {}",
+      port_.name(), rings_->params().rings, device_ ? "device" : "host", batches, by_timeout, s.offered,
+      s.delivered, s.drops_ring_full, s.tx_packets, s.tx_errors);
+  if (!s.latency_ns.empty()) {
+    // What a tester around the NIC sees for the frames sent back out of the ring: from the
+    // emulator taking a frame from the source to its sending it (DMA in and out included).
+    std::vector<uint32_t> l = s.latency_ns;
+    auto at = [&](double q) {
+      const size_t k = std::min(l.size() - 1, size_t(q * double(l.size())));
+      std::nth_element(l.begin(), l.begin() + long(k), l.end());
+      return l[k] / 1e3;
+    };
+    const double p50 = at(0.5), p99 = at(0.99);
+    line += fmt::format("; NIC in-to-out latency p50 {:.1f} us p99 {:.1f} us", p50, p99);
+  }
+  if (device_)
+    line += fmt::format("; egress copied {} frames ({} B) out of GPU slots, {} B of verdicts back; "
+                        "GPU clock mapped to the host's within {:.1f} us{}",
+                        copies_.frames, copies_.frame_bytes, copies_.verdict_bytes, clock_.uncertainty_ns / 1e3,
+                        drained ? "" : "; drain ABORTED");
+  return line + "; slots audited ok";
 }
 
 }  // namespace gpunfv

@@ -7,15 +7,33 @@
 // or transmitted by the host on another port). The NIC emulator feeds the rings from the
 // port's source and drains them into its sink.
 //
-// One RingSet per gpuring port; a chain's packets leave through the ring they came in on.
-// Integrated so far: placement: host on the CPU backend (CPU threads run the same loops the
-// GPU runs). The GPU backend (device-resident batches, stage-0 upload skipped) is not wired
-// yet: the constructor refuses it with a ConfigError.
+// Two ways to run, by the port's `placement:` (auto: the backend's own):
+//   - host, CPU backend: CPU threads run the ring loops over host memory; the batch handle's
+//     view is the ring batch itself.
+//   - device, GPU backend: the loops run as one persistent kernel over device memory and the
+//     NIC emulator writes frames into the slots with the GPU's copy engine. The batch handle is
+//     device-resident (Batch::set_device_resident): the GPU stage runs the chain on the ring
+//     batch's own metadata and slots, uploads nothing and downloads metadata only into the
+//     handle's pinned host copy (chain/ring_batch_transfer.h). Before accounting, egress copies
+//     out of their slots only the frames it sends to host ports or that an NF's collect() reads
+//     (prepare_egress, counted); give_back writes the verdicts back so the ring's tx loop frees
+//     the slots of packets the host sent or dropped. Packets sent to the gpuring port itself
+//     never cross PCIe between the NIC's DMA in and the NIC's DMA out.
+// Other combinations are ConfigErrors (check_config), raised before any CUDA call.
 //
-// Latency: rx_ns is the ring's clock when the rx loop took the packet from its descriptor
-// (CLOCK_MONOTONIC with placement: host, the host's clock), so latency = egress - rx_ns.
+// CUDA kernels must be loaded before the persistent ring kernel spins: a kernel loaded lazily at
+// its first launch may wait for a context synchronization that the ring kernel never allows
+// (io/gpuring/persistent_kernel.cuh). check_config therefore asks CUDA for eager loading
+// (CUDA_MODULE_LOADING=EAGER, unless the user set it) and start() refuses a process whose CUDA
+// already loads lazily. Every step that could block for ever (the launch, a batch that makes no
+// progress, the drain) runs under a HangWatchdog that ends the process with the ring registers.
 //
-// Errors: ConfigError for unsupported combinations; the RingSet/RingBatches errors otherwise.
+// Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
+// mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -
+// rx_ns; wire_ns (the capture time a pcap sink writes) is the same moment in UNIX time.
+//
+// Errors: ConfigError for unsupported combinations; the RingSet/RingBatches/GPU errors
+// otherwise; finish() throws std::runtime_error when the slot audit fails.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +42,15 @@
 #include <vector>
 
 #include "chain/batch_shape.h"
+#include "chain/ring_egress_copy.h"
 #include "chain/runtime_config.h"
 #include "io/gpuring/dma_engine.h"
+#include "io/gpuring/gpu_ring_batch_runner.h"
+#include "io/gpuring/hang_watchdog.h"
 #include "io/gpuring/host_ring_batch_runner.h"
 #include "io/gpuring/nic_emulator.h"
 #include "io/gpuring/ring_batches.h"
+#include "io/gpuring/ring_clock.h"
 #include "telemetry/counters.h"
 
 namespace gpunfv {
@@ -37,19 +59,31 @@ class GpuRingPort;
 
 class GpuRingFeed {
  public:
+  // Throws ConfigError for what is not supported: placement: host on the GPU backend, and
+  // placement: device on the CPU backend. Call before CUDA starts: with device rings on the
+  // GPU backend it also asks for eager kernel loading.
+  static void check_config(const RuntimeConfig& rc, Backend backend);
+  // Where the port's rings live on `backend`.
+  static gpuring::Placement placement_on(const GpuRingPort& port, Backend backend);
+
   GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape, Backend backend);
   ~GpuRingFeed();
   GpuRingFeed(const GpuRingFeed&) = delete;
   GpuRingFeed& operator=(const GpuRingFeed&) = delete;
 
   uint16_t port_id() const { return port_id_; }
+  bool device_resident() const { return device_; }
   // Starts the loops and the NIC emulator.
   void start();
-  // Ingress: the next ready batch (count set, view over the ring), or nullptr. `stop_now`:
-  // the run's deadline passed (the rings are then aborted as they stand; packets the chain
-  // sends back to the ring after that are counted as sent but never leave). Sets `finished`
-  // once no batch will come any more.
-  Batch* take(bool stop_now, bool& finished);
+  // Ingress: the next ready batch (count set, view over the ring), or nullptr; `bytes` its
+  // frame bytes. `stop_now`: the run's deadline passed (the rings are then aborted as they
+  // stand; packets the chain sends back to the ring after that are counted as sent but never
+  // leave). Sets `finished` once no batch will come any more.
+  Batch* take(bool stop_now, bool& finished, uint64_t& bytes);
+  // Egress, before accounting a device-resident batch of `chain`: copies the frames the host
+  // will read (packets to host ports; packets an NF whose collect() reads frames saw) out of
+  // their slots into the handle's view. Nothing for host placement.
+  void prepare_egress(Batch& b, const Chain& chain);
   // Egress, in the order taken, after accounting: the ring's tx side takes the batch back.
   void give_back(Batch* b);
   // Whether egress sends packet i to this feed's ring (true) rather than to a host port.
@@ -59,10 +93,21 @@ class GpuRingFeed {
   // is lost) and returns a one-line summary.
   std::string finish(PortCounters& pc);
 
+  // Device placement, egress's PCIe traffic so far.
+  struct EgressCopies {
+    uint64_t frames = 0, frame_bytes = 0;  // frames copied out of slots to the host
+    uint64_t verdict_bytes = 0;            // verdicts written back
+  };
+  const EgressCopies& egress_copies() const { return copies_; }
+
  private:
+  std::string state() const;  // host-visible state for the watchdog (safe while kernels hang)
+  void stop_device_loops();   // destructor: abort the kernel, or end the process if it hangs
+
   RuntimeConfig& rc_;
   uint16_t port_id_;
   GpuRingPort& port_;
+  bool device_ = false;
   Port* source_ = nullptr;
   Port* sink_ = nullptr;
   std::unique_ptr<gpuring::RingSet> rings_;
@@ -70,10 +115,18 @@ class GpuRingFeed {
   std::unique_ptr<gpuring::DmaEngine> dma_;
   std::unique_ptr<gpuring::NicEmulator> nic_;
   std::unique_ptr<gpuring::HostRingBatchRunner> runner_;
+  std::unique_ptr<gpuring::GpuRingBatchRunner> gpu_runner_;
+  std::unique_ptr<RingEgressCopy> egress_copy_;
   std::vector<std::unique_ptr<Batch>> handles_;   // one per ring batch
   std::vector<gpuring::RingBatches::Ready> taken_;  // per handle
+  std::vector<uint32_t> host_rows_of_;  // device placement: packet -> row of the egress copy
+  std::vector<uint32_t> needed_;        // device placement: packets whose frames egress copies
+  gpuring::RingClockOffsets clock_;
+  EgressCopies copies_;
+  uint32_t outstanding_ = 0;  // batches taken, not given back
   bool stop_requested_ = false, abort_requested_ = false;
-  bool finished_ = false;
+  bool started_ = false, finished_ = false;
+  std::unique_ptr<gpuring::HangWatchdog> watchdog_;  // last: destroyed first
 };
 
 }  // namespace gpunfv

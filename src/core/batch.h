@@ -145,6 +145,17 @@ class Batch {
   uint8_t* base() const { return base_; }
   // host_pinned only where pinning succeeded (ordinary memory is the fallback without a device).
   MemoryKind memory_kind() const { return kind_; }
+  // GPU backend: a batch whose metadata and packets already lie in device memory (a GPU ring's
+  // batch: arrays at device_base in this batch's layout, packet bytes in the ring's slots).
+  // The GPU stage then uploads nothing and downloads only metadata into base() (see
+  // chain/ring_batch_transfer.h); `dv` is the device view, its count replaced by count().
+  void set_device_resident(const BatchView& dv) { device_view_ = dv; }
+  bool device_resident() const { return device_view_.has_value(); }
+  BatchView device_view() const {
+    BatchView v = *device_view_;
+    v.count = count_;
+    return v;
+  }
 
   // Batch-level bookkeeping used by executors.
   uint64_t batch_seq = 0;   // order of the batch at ingress (egress restores it)
@@ -158,6 +169,7 @@ class Batch {
   uint8_t* base_ = nullptr;
   uint32_t count_ = 0;
   std::optional<BatchView> external_;
+  std::optional<BatchView> device_view_;
 };
 
 }  // namespace gpunfv

@@ -69,6 +69,12 @@ class NetworkFunction {
   // counters. A packet reached this NF if reached_node(b, i, position) (core/batch.h); the NF
   // dropped it if dropped_at_node(b, i, position).
   virtual void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {}
+  // Whether collect() reads packet bytes (b.data), not only metadata and results, and of which
+  // packets (one that reached this NF; results and metadata are readable): for batches whose
+  // packets stay in GPU memory (a GPU ring's), egress copies those frames to the host first
+  // (chain/ring_batch_transfer.h).
+  virtual bool collect_reads_frames() const { return false; }
+  virtual bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const { return true; }
   // NF-specific additions to the JSON report (e.g. rule_hits) and the end of a run.
   virtual void report(nlohmann::json& j) const {}
   virtual void finish() {}

@@ -5,6 +5,8 @@ port, with every packet accounted for. Packets sent back to the gpuring port lea
 tx descriptors into its sink."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from conftest import ROUTER_DATA, TRACES, read_pcap, run_chain, run_gpunfv, write_config
@@ -69,6 +71,22 @@ def test_gpuring_passthrough_leaves_through_the_ring(gpunfv, tmp_path):
     assert sent == [f for f in frames(SIP_TRACE) if f in sent_set]
 
 
+def test_gpuring_packets_egress_drops_are_not_sent(gpunfv, tmp_path):
+    # No NF and no `to:`: egress drops every packet (no_egress); the ring must free their slots
+    # instead of sending them out through its tx descriptors.
+    sink = tmp_path / "sink.pcap"
+    config = write_config(
+        tmp_path / "c.yaml",
+        ports=[gpuring_port(1, sink={"type": "pcap", "tx": str(sink)})],
+        chains=[{"from": "gr", "path": []}])
+    report = run_chain(gpunfv, config)
+    gr = report["ports"]["gr"]
+    assert gr["drops"].get("no_egress", 0) > 4000
+    assert gr["tx_packets"] == 0
+    assert frames(sink) == []
+    assert "slots audited ok" in report["backend_detail"]
+
+
 def test_gpuring_unused_port_refused(gpunfv, tmp_path):
     config = config_file(tmp_path, f"""\
 ports:
@@ -82,19 +100,46 @@ chains:
     expect_config_error(gpunfv, config, "config.yaml:4", "gpuring", "only as a chain's from")
 
 
-def test_gpuring_device_placement_on_cpu_backend_refused(gpunfv, tmp_path):
-    config = config_file(tmp_path, """\
+def ring_placement_config(tmp_path, placement: str):
+    return config_file(tmp_path, f"""\
 ports:
   - name: gr
     type: gpuring
-    placement: device
-    source: {type: generator, count: 10}
+    placement: {placement}
+    source: {{type: generator, count: 10}}
 chains:
-  - {from: gr, path: []}
+  - {{from: gr, path: []}}
 """)
-    proc = run_gpunfv(gpunfv, "run", config, timeout=30)
+
+
+@pytest.mark.parametrize("placement, backend, needle", [
+    ("device", "cpu", "placement: device needs --backend gpu"),
+    ("host", "gpu", "placement: host runs on the CPU backend only"),
+])
+def test_gpuring_placement_of_the_other_backend_refused(gpunfv, tmp_path, placement, backend, needle):
+    # Refused before any CUDA call, so this holds on machines without a GPU too.
+    proc = run_gpunfv(gpunfv, "run", ring_placement_config(tmp_path, placement), "--backend", backend,
+                      timeout=30)
     assert proc.returncode == 2, proc.stderr
-    assert "gpuring" in proc.stderr and "placement: host" in proc.stderr, proc.stderr
+    assert "config.yaml:4" in proc.stderr and needle in proc.stderr, proc.stderr
+
+
+def test_gpuring_auto_placement_runs_on_the_cpu_backend(gpunfv, tmp_path):
+    # placement: auto is host on the CPU backend (device on the GPU backend): one example, both.
+    ring, _ = router_run(gpunfv, tmp_path, "auto", gpuring_port(1, placement="auto"))
+    assert ring["ports"]["gr"]["rx_packets"] > 4000
+    assert "placement host" in ring["backend_detail"]
+
+
+def test_gpuring_frames_get_their_rx_time_as_capture_time(gpunfv, tmp_path):
+    # Descriptors carry no capture time: a ring packet's wire time is when the rx loop took it,
+    # in UNIX time, so pcap sinks write the receive time (never 0).
+    before = time.time_ns()
+    _, out = router_run(gpunfv, tmp_path, "stamps", gpuring_port(1))
+    after = time.time_ns()
+    stamps = [ts for p in ("p1", "p2") for ts, _ in read_pcap(out / f"{p}.pcap")[1]]
+    assert len(stamps) > 1000
+    assert all(before - 10**9 <= ts <= after + 10**9 for ts in stamps), (before, min(stamps), max(stamps), after)
 
 
 def test_gpuring_without_flow_control_counts_nic_drops(gpunfv, tmp_path):

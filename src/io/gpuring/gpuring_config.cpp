@@ -52,11 +52,15 @@ GpuRingConfig GpuRingConfig::parse(const ConfigNode& node) {
     c.rate_pps = rate.unit == GeneratorRate::Unit::unlimited ? 0 : rate.per_sec;
     c.rate_text = r->as_string();
   }
+  c.where = c.placement_where = node.where();
   if (auto pl = node.get("placement")) {
     const std::string s = pl->as_string();
+    c.placement_where = pl->where();
     if (s == "device") c.placement = Placement::device;
     else if (s == "host") c.placement = Placement::host;
-    else pl->fail("placement: device (GPU memory, persistent kernels) or host (CPU threads)");
+    else if (s == "auto") c.placement_auto = true;
+    else pl->fail("placement: device (GPU memory, persistent kernels), host (CPU threads) or auto "
+                  "(device on the GPU backend, host on the CPU backend)");
   }
   if (auto d = node.get("dma")) {
     const std::string s = d->as_string();

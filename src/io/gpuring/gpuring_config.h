@@ -14,6 +14,10 @@ namespace gpunfv::gpuring {
 struct GpuRingConfig {
   RingParams rings;
   Placement placement = Placement::device;
+  // placement: auto: device on the GPU backend, host on the CPU backend (a chain's feed decides;
+  // the ring benchmark takes it as device).
+  bool placement_auto = false;
+  std::string where, placement_where;  // file:line of the port and of its placement: key
   double rate_pps = 0;  // NIC emulator's offered rate; 0 = unpaced
   std::string rate_text = "0";
   bool batched_dma = true;

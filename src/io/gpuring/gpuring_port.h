@@ -15,14 +15,16 @@
 //     source: gen0           # a port of `ports:` by name, or an inline port: {type: generator, ...}
 //     sink: out              # optional, likewise; absent: sent frames are counted and discarded
 //     rate: 2Mpps            # the emulator's offered rate (packets per second; 0: unpaced)
-//     placement: device      # device (GPU) or host (CPU threads over host memory)
+//     placement: device      # device (GPU), host (CPU threads over host memory), or auto
+//                            # (a chain's feed: device on the GPU backend, host on the CPU's)
 //     dma: batch             # emulator copies: batch (cudaMemcpyBatchAsync) or single
 //     flow_control: false    # emulator pauses instead of dropping when a ring is full
 //     burst: 32              # frames the emulator takes from the source per step
 //
 // State of integration: RingSession runs it with an inline NF hook (bench/gpuring_bench); as a
-// chain's `from:` the executor drives it in batch mode (chain/gpuring_feed.h; placement: host on
-// the CPU backend so far). rx_burst() and tx() are never the path: they throw a runtime_error.
+// chain's `from:` the executor drives it in batch mode (chain/gpuring_feed.h: placement: host on
+// the CPU backend, placement: device on the GPU backend). rx_burst() and tx() are never the
+// path: they throw a runtime_error.
 #pragma once
 
 #include <memory>

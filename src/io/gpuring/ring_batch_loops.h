@@ -2,7 +2,8 @@
 // blocks of a gpuring port feeding a chain run, and what CPU threads run for placement: host.
 //
 // rx: takes a free batch, fills its metadata for every received packet (the packet stays in
-// its slot: slot_index names it), publishes the batch as ready when it holds `capacity`
+// its slot: slot_index names it; rx_ns and wire_ns are the ring clock when rx took the packet,
+// mapped to the host's CLOCK_MONOTONIC and UNIX time by the view's offsets), publishes the batch as ready when it holds `capacity`
 // packets or timeout_ns after its first packet. Without a free batch it leaves packets in the
 // ring (the NIC then drops at a full ring: nic_rx_ring_full), as a driver without mbufs does.
 // tx: takes done batches in order; queues every packet whose verdict is none, with its
@@ -30,16 +31,17 @@ GPUNFV_HD inline void rx_batch_loop(const RingSetView& v, const RingBatchView& b
   OwnedWord<uint64_t> published(&c.published), batched(&c.packets_batched),
       by_timeout(&c.closed_by_timeout);
   uint32_t cur = kNoBatch, n = 0;
-  uint64_t first_ns = 0;
+  uint64_t first_ns = 0, bytes = 0;
   uint8_t* base = nullptr;
   uint32_t* slots = nullptr;
   auto publish = [&](bool timed_out) {
     bv.batch_count[bv.id(ring, cur)] = n;
-    ready.push(ReadyRecord{cur, n, ring_now_ns()});  // holds every batch of the ring: never full
+    ready.push(ReadyRecord{cur, n, ring_now_ns(), bytes});  // holds every batch of the ring: never full
     published.add();
     if (timed_out) by_timeout.add();
     cur = kNoBatch;
     n = 0;
+    bytes = 0;
   };
   uint32_t idle = 0;
   for (;;) {
@@ -58,9 +60,12 @@ GPUNFV_HD inline void rx_batch_loop(const RingSetView& v, const RingBatchView& b
         reinterpret_cast<uint16_t*>(base + bv.off_port)[n] = port_id;
         // Unique per port, increasing within a ring.
         reinterpret_cast<uint64_t*>(base + bv.off_seq)[n] = batched.value * bv.rings + ring;
-        reinterpret_cast<uint64_t*>(base + bv.off_rx_ns)[n] = now;
-        reinterpret_cast<uint64_t*>(base + bv.off_wire_ns)[n] = 0;
+        // On the host's clocks (the offsets map the ring clock to them): rx_ns for latency,
+        // wire_ns as the capture time, since descriptors carry none.
+        reinterpret_cast<uint64_t*>(base + bv.off_rx_ns)[n] = now + uint64_t(bv.to_monotonic_ns);
+        reinterpret_cast<uint64_t*>(base + bv.off_wire_ns)[n] = now + uint64_t(bv.to_unix_ns);
         slots[n] = pkt.slot;
+        bytes += pkt.length;
         rx.passed();
         batched.add();
         if (n++ == 0) first_ns = now;

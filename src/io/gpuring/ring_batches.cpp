@@ -145,7 +145,7 @@ bool RingBatches::take_ready(Ready& r) {
     ReadyRecord rec;
     if (!ready_[ring].pop(rec)) continue;
     next_ring_ = ring + 1;
-    r = Ready{ring, rec.batch, rec.count, rec.closed_ns};
+    r = Ready{ring, rec.batch, rec.count, rec.closed_ns, rec.bytes};
     return true;
   }
   return false;

@@ -33,6 +33,7 @@ inline constexpr uint8_t kVerdictSentByHost = 0xFE;
 struct ReadyRecord {
   uint32_t batch, count;
   uint64_t closed_ns;  // ring clock (globaltimer on the GPU, CLOCK_MONOTONIC on the CPU)
+  uint64_t bytes;      // frame bytes of the batch (the host counts rx_bytes without reading len)
 };
 
 // Per ring, in ring memory; each group written by one side only.
@@ -46,6 +47,9 @@ struct RingBatchView {
   uint32_t rings = 0, per_ring = 0, capacity = 0;
   uint32_t queue_mask = 0;       // queue entries - 1 (a power of two >= per_ring)
   uint64_t timeout_ns = 0;       // a non-empty batch closes this long after its first packet
+  // Added to the ring clock for a packet's rx_ns (host CLOCK_MONOTONIC, which egress measures
+  // latency against) and wire_ns (UNIX time, the capture timestamp a pcap sink writes).
+  int64_t to_monotonic_ns = 0, to_unix_ns = 0;
   uint64_t batch_bytes = 0;      // one batch's metadata (BatchLayout::bytes)
   uint64_t off_len = 0, off_port = 0, off_seq = 0, off_rx_ns = 0, off_wire_ns = 0, off_verdict = 0;
   uint8_t* meta = nullptr;           // rings * per_ring batches, BatchLayout each
@@ -130,7 +134,13 @@ class RingBatches {
   struct Ready {
     uint32_t ring = 0, batch = 0, count = 0;
     uint64_t closed_ns = 0;  // ring clock
+    uint64_t bytes = 0;      // frame bytes
   };
+  // How the ring clock maps to the host's clocks (ring_clock.h); set before the loops start.
+  void set_clock_offsets(int64_t to_monotonic_ns, int64_t to_unix_ns) {
+    view_.to_monotonic_ns = to_monotonic_ns;
+    view_.to_unix_ns = to_unix_ns;
+  }
   // The next ready batch of any ring (rings taken in turn); false if none. One consumer thread.
   bool take_ready(Ready& r);
   // Hands a batch taken by take_ready to its ring's tx side. Per ring, in the order taken; one

@@ -126,6 +126,10 @@ void Nids::collect(const BatchView& b, uint8_t position, const CollectContext& c
   }
 }
 
+bool Nids::collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const {
+  return NidsResult::load(b.results.framework_data() + size_t(i) * b.result_stride + result_offset()).fired != 0;
+}
+
 void Nids::finish() {
   if (log_) log_->flush();
 }

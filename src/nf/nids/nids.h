@@ -58,6 +58,9 @@ class Nids final : public NetworkFunction {
 #endif
   uint32_t result_bytes() const override { return kNidsResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // The alert log names addresses and ports read from the frames of alerted packets.
+  bool collect_reads_frames() const override { return !options_.alerts_path.empty(); }
+  bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const override;
   void report(nlohmann::json& j) const override;
   void finish() override;
   // "describe", "skipped" (the first skipped rule lines and why), "sid N" (a loaded rule).

@@ -57,6 +57,16 @@ TEST(GpuRingConfig, EveryKey) {
   EXPECT_TRUE(c.flow_control);
 }
 
+TEST(GpuRingConfig, PlacementAutoIsDecidedByTheFeed) {
+  const GpuRingConfig c = GpuRingConfig::parse(
+      yaml_node("name: gr\ntype: gpuring\nplacement: auto\nsource: {type: generator, count: 1}"));
+  EXPECT_TRUE(c.placement_auto);
+  EXPECT_NE(c.placement_where.find(":3"), std::string::npos) << c.placement_where;
+  const GpuRingConfig d = GpuRingConfig::parse(
+      yaml_node("name: gr\ntype: gpuring\nplacement: host\nsource: {type: generator, count: 1}"));
+  EXPECT_FALSE(d.placement_auto);
+}
+
 void expect_error(const std::string& yaml, const std::string& fragment, int line) {
   try {
     GpuRingConfig::parse(yaml_node(yaml));

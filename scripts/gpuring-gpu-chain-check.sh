@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Issue 6 on a machine with an NVIDIA GPU (H100/H200): chains fed by a gpuring port on the GPU
+# backend (placement: device: the ring loops as one persistent kernel, the NIC emulator on the
+# copy engine, the chain on the ring batches where they lie).
+#   1. unit tests: what crosses PCIe (RingBatchTransfer), the configuration checks
+#      (GpuRingFeedConfig), the GPU stage on device-resident batches against the CPU
+#      (GpuStageDeviceResident), the executor's gpuring chains on the GPU backend against the CPU
+#      backend, bit for bit (GpuRingChainOnDevice: router, fw+ipsec+nids+router, back to the ring,
+#      3 rings, --duration), the batch loops on the GPU (GpuRingBatchesOnDevice);
+#   2. the examples with --backend cpu (placement auto = host) and --backend gpu (auto = device):
+#      output frames compared byte for byte (in order with one ring; as multisets with two, since
+#      RSS interleaves rings), the reports' counters, the NIDS alert log without timestamps (a ring
+#      packet's capture time is when rx took it). Also the S_d example under `scheduler: fair`
+#      (green contexts beside the persistent ring kernel), recorded;
+#   3. the router chain over the same generated 64 B frames fed by the gpuring port (device) and
+#      by the host-staged path (generator port, batched copy to the device), both on the GPU
+#      backend, plus the CPU backend for reference: unpaced (Mpps) and paced at 100 kpps
+#      (latency): Mpps, latency p50/p99 (report: rx to egress; gpuring: also the NIC emulator's
+#      in-to-out), CPU cores (CPU seconds of the gpunfv process per wall second).
+# Writes OUT_DIR/{device.txt, unit-tests.txt, examples.txt, compare.txt, compare.json, runs/*};
+# the summary table is printed last. About 2-4 minutes; at most about 7.5 (every GPU run hanging
+# until its watchdog or timeout).
+# Usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR   (PACKETS=1000000 by default)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:?usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR}
+OUT=${2:?usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR}
+BIN=$(cd "$BIN" && pwd)
+mkdir -p "$OUT/runs" out
+OUT=$(cd "$OUT" && pwd)
+PACKETS=${PACKETS:-1000000}
+export CUDA_MODULE_LOADING=EAGER   # the ring kernel runs beside the chain's (kernel_loading.h)
+log() { echo; echo "=== $*"; }
+status_unit=FAILED status_examples=FAILED status_compare=FAILED
+
+log "device"
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "no nvidia-smi"; nproc | sed 's/^/host cores: /'; } | tee "$OUT/device.txt"
+
+log "unit tests"
+timeout 240 "$BIN/gpunfv_tests" \
+  --gtest_filter='RingBatchTransfer*:GpuRingFeedConfig*:GpuStageDeviceResident*:GpuRingChainOnDevice*:*GpuRingBatchesOnDevice*:SlotIndex*' \
+  > "$OUT/unit-tests.txt" 2>&1
+rc=$?
+grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|PASSED|FAILED TEST|watchdog" "$OUT/unit-tests.txt"
+if [ $rc -eq 0 ] && ! grep -q "SKIPPED" "$OUT/unit-tests.txt"; then status_unit=OK; else echo "unit tests: exit $rc"; tail -n 30 "$OUT/unit-tests.txt"; fi
+
+log "examples: --backend gpu (placement device) against --backend cpu (placement host)"
+run_example() {  # NAME YAML BACKEND OUTPUT-PREFIX
+  local name=$1 yaml=$2 backend=$3 prefix=$4
+  rm -f out/${prefix}-*
+  timeout 90 "$BIN/gpunfv" run "$yaml" --backend "$backend" -q --report "$OUT/runs/$name.json" \
+    > "$OUT/runs/$name.log" 2>&1
+  echo "$name: exit $?" >> "$OUT/runs/exits.txt"
+  mkdir -p "$OUT/runs/$name"
+  cp out/${prefix}-* "$OUT/runs/$name/" 2>/dev/null || true
+}
+rm -f "$OUT/runs/exits.txt"
+run_example router-cpu examples/gpuring-router.yaml cpu gpuring
+run_example router-gpu examples/gpuring-router.yaml gpu gpuring
+run_example sd-cpu examples/gpuring-chain-fw-ipsec-nids-router.yaml cpu gpuring-sd
+run_example sd-gpu examples/gpuring-chain-fw-ipsec-nids-router.yaml gpu gpuring-sd
+if grep -q "sd-gpu: exit 0" "$OUT/runs/exits.txt"; then  # a hang there would only repeat
+  sed 's/^  batch_size: 256/  batch_size: 256\n  scheduler: fair/' examples/gpuring-chain-fw-ipsec-nids-router.yaml \
+    > examples/.gpuring-sd-fair.yaml
+  run_example sd-gpu-fair examples/.gpuring-sd-fair.yaml gpu gpuring-sd
+  rm -f examples/.gpuring-sd-fair.yaml
+fi
+cat "$OUT/runs/exits.txt"
+python3 - "$OUT" <<'PY' | tee "$OUT/examples.txt"
+import json, os, re, struct, sys
+out = sys.argv[1]
+def frames(path):
+    if not os.path.exists(path): return None
+    data = open(path, "rb").read()
+    off, res = 24, []
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        res.append(data[off + 16:off + 16 + incl]); off += 16 + incl
+    return res
+def alerts(path):
+    if not os.path.exists(path): return None
+    return [re.sub(r'"timestamp":"[^"]*",', "", l) for l in open(path)]
+def report(name):
+    p = f"{out}/runs/{name}.json"
+    return json.load(open(p)) if os.path.exists(p) else None
+def counters(r):
+    return ({p: {k: v[k] for k in ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "forwarded", "drops")}
+             for p, v in r["ports"].items()},
+            {n: {k: v[k] for k in ("in", "out", "drops")} for n, v in r["nfs"].items()})
+ok_all = True
+def compare(label, cpu, gpu, files, ordered, alert_file=None, required=True):
+    global ok_all
+    rc, rg = report(cpu), report(gpu)
+    if rc is None or rg is None:
+        print(f"{label}: no report ({'cpu' if rc is None else 'gpu'} run failed; see runs/*.log)")
+        ok_all &= not required
+        return
+    ok = rc["accounting_ok"] and rg["accounting_ok"]
+    same_counts = counters(rc) == counters(rg)
+    ok &= same_counts
+    lines = []
+    for f in files:
+        a, b = frames(f"{out}/runs/{cpu}/{f}"), frames(f"{out}/runs/{gpu}/{f}")
+        same = a is not None and b is not None and (a == b if ordered else sorted(a) == sorted(b))
+        ok &= same and len(a) > 0
+        lines.append(f"  {f}: cpu {len(a or [])} frames, gpu {len(b or [])} frames, "
+                     f"{'equal in order' if ordered else 'equal as multisets'}: {same}")
+    if alert_file:
+        a, b = alerts(f"{out}/runs/{cpu}/{alert_file}"), alerts(f"{out}/runs/{gpu}/{alert_file}")
+        same = a is not None and a == b
+        ok &= same
+        lines.append(f"  {alert_file}: {len(a or [])} alerts, equal without timestamps: {same}")
+    audited = "slots audited ok" in rg["backend_detail"] and "placement device" in rg["backend_detail"]
+    ok &= audited
+    pcie = rg.get("scheduler", {}).get("pcie", {})
+    print(f"{label}: {'OK' if ok else 'FAILED'} (counters equal: {same_counts}, accounting cpu/gpu: "
+          f"{rc['accounting_ok']}/{rg['accounting_ok']}, device slots audited: {audited})")
+    print("\n".join(lines))
+    print(f"  gpu stage PCIe: {pcie}")
+    print(f"  gpu: {rg['backend_detail']}")
+    ok_all &= ok or not required
+compare("router (2 rings)", "router-cpu", "router-gpu", ["gpuring-p1.pcap", "gpuring-p2.pcap"], ordered=False)
+compare("S_d fw+ipsec+nids+router (1 ring)", "sd-cpu", "sd-gpu", ["gpuring-sd-p1.pcap", "gpuring-sd-p2.pcap"],
+        ordered=True, alert_file="gpuring-sd-alerts.json")
+compare("S_d, scheduler fair (recorded, not required)", "sd-cpu", "sd-gpu-fair",
+        ["gpuring-sd-p1.pcap", "gpuring-sd-p2.pcap"], ordered=True, alert_file="gpuring-sd-alerts.json",
+        required=False)
+print("EXAMPLES", "OK" if ok_all else "FAILED")
+sys.exit(0 if ok_all else 1)
+PY
+[ $? -eq 0 ] && status_examples=OK
+
+log "comparison: gpuring-fed vs host-staged, router over the same generated 64 B frames"
+# What is left of the script's 7.5 minutes: runs stop being started when less than a minute is.
+python3 - "$BIN" "$OUT" "$PACKETS" "$((450 - SECONDS))" <<'PY' | tee "$OUT/compare.txt"
+import json, os, re, resource, subprocess, sys, time
+bin_dir, out, packets = sys.argv[1], sys.argv[2], int(sys.argv[3])
+budget_end = time.monotonic() + int(sys.argv[4])
+root = os.getcwd()
+# The example table, its next hops renamed: back out of the ring (gr), or to host ports.
+table = open(f"{root}/data/router/example.routes").read()
+for name, ports in (("ring", ("gr", "gr")), ("host", ("p1", "p2"))):
+    with open(f"{out}/runs/{name}.routes", "w") as f:
+        f.write(re.sub(r"\bp1\b", ports[0], re.sub(r"\bp2\b", ports[1], table)))
+def gen(count, rate):
+    r = f", rate: {rate}" if rate else ""
+    return f"{{type: generator, count: {count}, size: 64, flows: 4096, dst_from: r1{r}}}"
+def ring_port(placement, count, rate):
+    return (f"  - {{name: gr, type: gpuring, rings: 4, ring_size: 1024, placement: {placement}, "
+            f"flow_control: true, source: {gen(count, rate)}, sink: {{type: discard}}}}\n")
+def staged_port(count, rate):
+    r = f", rate: {rate}" if rate else ""
+    return f"  - {{name: gr, type: generator, count: {count}, size: 64, flows: 4096, dst_from: r1{r}}}\n"
+def cases(count, rate, tag):
+    return [
+        (f"gpuring device -> ring (zero copy), gpu {tag}", "gpu", ring_port("device", count, rate), "ring"),
+        (f"gpuring device -> host ports, gpu {tag}", "gpu", ring_port("device", count, rate), "host"),
+        (f"host-staged generator, gpu {tag}", "gpu", staged_port(count, rate), "host"),
+        (f"gpuring host -> ring, cpu {tag}", "cpu", ring_port("host", count, rate), "ring"),
+        (f"host-staged generator, cpu {tag}", "cpu", staged_port(count, rate), "host"),
+    ]
+rows = []
+for name, backend, port, routes in cases(packets, None, "unpaced") + cases(min(packets, 200000), "100kpps", "100kpps"):
+    cfg = f"{out}/runs/compare-{len(rows)}.yaml"
+    with open(cfg, "w") as f:
+        f.write("ports:\n" + port + "  - {name: p1, type: discard}\n  - {name: p2, type: discard}\n"
+                f"nfs:\n  - {{name: r1, type: router, routes: {out}/runs/{routes}.routes}}\n"
+                "chains:\n  - {from: gr, path: [r1]}\nsettings: {batch_size: 1024}\n")
+    rep = cfg.replace(".yaml", ".json")
+    if time.monotonic() > budget_end - 60:
+        rows.append({"case": name, "error": "not run: the script's time budget is spent"})
+        continue
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([f"{bin_dir}/gpunfv", "run", cfg, "--backend", backend, "-q", "--report", rep],
+                           capture_output=True, text=True, timeout=50)
+    except subprocess.TimeoutExpired:
+        rows.append({"case": name, "error": "timed out after 50 s"})
+        continue
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if p.returncode != 0:
+        rows.append({"case": name, "error": f"exit {p.returncode}: " + (p.stderr.strip().splitlines() or ["?"])[-1]})
+        continue
+    r = json.load(open(rep))
+    rx, tx = r["totals"]["rx_packets"], r["totals"]["tx_packets"]
+    m = re.search(r"NIC in-to-out latency p50 ([0-9.]+) us p99 ([0-9.]+) us", r["backend_detail"])
+    c = re.search(r"egress copied ([0-9]+) frames", r["backend_detail"])
+    rows.append({"case": name, "rx": rx, "tx": tx, "elapsed_s": r["elapsed_s"],
+                 "mpps": rx / r["elapsed_s"] / 1e6 if r["elapsed_s"] else 0,
+                 "p50_us": r["latency_ns"]["p50"] / 1e3, "p99_us": r["latency_ns"]["p99"] / 1e3,
+                 "nic_p50_us": float(m[1]) if m else None, "nic_p99_us": float(m[2]) if m else None,
+                 "egress_copies": int(c[1]) if c else 0, "pcie": r.get("scheduler", {}).get("pcie"),
+                 "cpu_s": cpu, "cores": cpu / wall if wall else 0, "accounting_ok": r["accounting_ok"],
+                 "detail": r["backend_detail"]})
+json.dump(rows, open(f"{out}/compare.json", "w"), indent=1)
+ok = all("error" not in r and r["accounting_ok"] for r in rows)
+print(f"{'case':50} {'rx':>8} {'Mpps':>7} {'p50 us':>8} {'p99 us':>8} {'NIC p50':>8} {'NIC p99':>8} "
+      f"{'copies':>8} {'cores':>6} acct")
+for r in rows:
+    if "error" in r:
+        print(f"{r['case']:50} ERROR {r['error']}")
+        continue
+    nic = lambda v: f"{v:>8.1f}" if v is not None else f"{'-':>8}"
+    print(f"{r['case']:50} {r['rx']:>8} {r['mpps']:>7.3f} {r['p50_us']:>8.1f} {r['p99_us']:>8.1f} "
+          f"{nic(r['nic_p50_us'])} {nic(r['nic_p99_us'])} {r['egress_copies']:>8} {r['cores']:>6.2f} "
+          f"{r['accounting_ok']}")
+by = {r["case"]: r for r in rows if "error" not in r}
+a, b = by.get("gpuring device -> ring (zero copy), gpu unpaced"), by.get("host-staged generator, gpu unpaced")
+if a and b and b["mpps"]:
+    print(f"ratio gpuring (device, to ring) / host-staged, gpu backend: {a['mpps'] / b['mpps']:.3f}x Mpps")
+print("p50/p99: the report's rx-to-egress latency (gpuring: from the rx loop taking the packet off its "
+      "descriptor; host-staged: from ingress taking the frame from the port). NIC p50/p99: the emulator's "
+      "source-to-sink time of frames sent back out through the ring (DMA in and out included). copies: frames "
+      "egress copied out of GPU slots (0 when every packet goes back to the ring). cores: CPU seconds of the "
+      "whole gpunfv process (emulator thread, ingress, stage threads, egress) per wall second.")
+print("COMPARE", "OK" if ok else "FAILED")
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] && status_compare=OK
+
+log "summary"
+printf "%-44s %s\n" "unit tests (GPU ones not skipped)" "$status_unit" \
+  "examples gpu(device) == cpu(host)" "$status_examples" \
+  "gpuring vs host-staged comparison ran" "$status_compare"
+grep -E "^(case|gpuring|host-staged|ratio)" "$OUT/compare.txt" || true
+echo "results in $OUT"
+[ "$status_unit" = OK ] && [ "$status_examples" = OK ] && [ "$status_compare" = OK ]
