@@ -1,8 +1,10 @@
 // Port-to-port forwarding between two GPU ring ports (P2PNIC, issue 7): the loop one kernel
-// block (one thread of it) runs per ring pair, or a CPU thread in tests and for the `bn`
-// variant. No host thread is in the data path: the block polls port A's rx ring, hands the
-// slot a packet arrived in to port B's tx ring (descriptor hand-over, zero copy), and reclaims
-// it once B's NIC has sent it.
+// block's warp runs per ring pair (a Team, team.h: lane 0 runs the ring protocol, the warp
+// takes each frame's sampled integrity sum, so large frames cost no more round trips than
+// small ones), or a CPU thread (a team of one) in tests and for the `bn` variant. No host
+// thread is in the data path: the block polls port A's rx ring, hands the slot a packet
+// arrived in to port B's tx ring (descriptor hand-over, zero copy), and reclaims it once B's
+// NIC has sent it.
 //
 // The two views share one slot pool (ForwardRings sets them up, forward_rings.h): A's rx
 // descriptors are re-armed from it and B's tx completions return to it. Whose pool that is is
@@ -22,6 +24,7 @@
 
 #include "io/forward/sampled_integrity.h"
 #include "io/gpuring/ring_loops.h"
+#include "io/gpuring/team.h"
 
 namespace gpunfv::gpuring {
 
@@ -39,77 +42,118 @@ struct NoTamper {
   GPUNFV_HD void operator()(uint8_t*, uint32_t) const {}
 };
 
-inline constexpr uint32_t kForwardRxBurst = 32;  // rx polls per turn before tx gets a look
+inline constexpr uint32_t kForwardRxBurst = 32;  // rx packets per turn (at least) before tx gets a look
 
-// B's tx admission: the integrity check. A packet that fails is dropped on A's rx counters
-// (the slot goes back to the pool by drop); one that passes counts as passed there.
-template <typename Tamper>
-struct ForwardAdmit {
-  const ForwardView& f;
-  RxRing& rx;
-  Tamper& tamper;
-  GPUNFV_HD bool operator()(uint32_t slot, uint32_t len) {
-    uint8_t* frame = f.rx.slot_ptr(slot);
-    tamper(frame, len);
-    if (f.integrity && sampled_integrity(frame, len) != f.sums[slot]) {
-      rx.drop(RxPacket{slot, len, 0}, DropReason::integrity_mismatch);
-      return false;
-    }
-    rx.passed();
-    return true;
-  }
-};
-
-template <typename View, typename Fn, typename Tamper>
+template <typename View, typename Fn, typename Tamper, typename Team = SoloTeam>
 GPUNFV_HD void forward_ring_loop(const ForwardView& f, uint32_t ring, uint16_t port_id,
-                                 const View& nf, Fn fn, Tamper tamper) {
+                                 const View& nf, Fn fn, Tamper tamper, Team team = {}) {
+  // Every lane builds the protocol objects (their constructors only read); only the leader
+  // uses them (team.h).
   RxRing rx(f.rx, ring);
   TxRing tx(f.tx, ring);
   SpscQueue<uint64_t> to_tx = to_tx_queue(f.rx, ring);  // producer; tx holds the consumer
-  ForwardAdmit<Tamper> admit{f, rx, tamper};
+  const bool lead = team.leader();
+  const uint32_t lane = team.lane();
   uint32_t idle = 0;
   for (;;) {
-    RxRing::Poll got = RxRing::Poll::empty;
+    // rx: take up to a team's worth of packets, route each on its own lane, then in ring order
+    // take each one's integrity sum (the whole team on one frame) and queue it for B's tx ring.
     uint32_t received = 0;
+    RxRing::Poll none = RxRing::Poll::empty;
+    bool empty = false;
     while (received < kForwardRxBurst) {
-      RxPacket pkt;
-      got = rx.poll(pkt);
-      if (got != RxRing::Poll::packet) break;
-      ++received;
-      uint32_t len = pkt.length;
-      if (f.route) {
-        const DropReason why = run_nf_in_place(f.rx, pkt.slot, len, port_id, nf, fn);
-        if (why != DropReason::none) {
-          rx.drop(pkt, why);
+      RxPacket mine{};
+      const uint32_t k = rx.receive(team, mine, none);
+      if (k == 0) {
+        empty = none == RxRing::Poll::empty;
+        break;
+      }
+      received += k;
+      uint32_t len = mine.length, why = 0;
+      if (f.route && lane < k) why = static_cast<uint32_t>(run_nf_in_place(f.rx, mine.slot, len, port_id, nf, fn));
+      team.sync();  // the routers' writes before the lanes read the frames
+      for (uint32_t i = 0; i < k; ++i) {
+        // Team-wide: every lane takes part in each from() (never inside a leader-only branch).
+        const uint32_t slot = team.from(i, mine.slot);
+        const uint32_t out_len = team.from(i, len);
+        const uint32_t verdict = team.from(i, why);
+        if (verdict != 0) {
+          if (lead) rx.drop(RxPacket{slot, out_len, 0}, static_cast<DropReason>(verdict));
           continue;
         }
+        if (f.integrity) {
+          const uint32_t sum = team_sampled_integrity(team, f.rx.slot_ptr(slot), out_len);
+          if (lead) f.sums[slot] = sum;
+        }
+        if (lead) to_tx.push_unpublished(uint64_t(slot) | (uint64_t(out_len) << 32));  // holds every slot: never full
       }
-      if (f.integrity) f.sums[pkt.slot] = sampled_integrity(f.rx.slot_ptr(pkt.slot), len);
-      to_tx.push(uint64_t(pkt.slot) | (uint64_t(len) << 32));  // holds every slot: never full
+      if (lead) to_tx.publish_tail();
     }
-    rx.flush_tail(false);
-    const uint32_t freed = tx.reclaim();
-    const uint32_t posted = tx.post(admit);
-    tx.flush_tail(false);
-    if (received || freed || posted) continue;
-    if (++idle % kFlagEvery == 0) {
+    if (lead) rx.flush_tail(false);
+    const uint32_t freed = tx.reclaim(team);
+    // tx admission, one packet at a time: verify the integrity sum (a mismatch is dropped on A's
+    // rx counters, the slot freed by drop), post B's descriptor naming the same slot.
+    uint32_t posted = 0;
+    for (;;) {
+      uint64_t entry = 0;
+      uint32_t have = 0;
+      if (lead) have = tx.take_queued(entry) ? 1u : 0u;
+      have = team.share(have);
+      if (!have) break;
+      entry = team.share(entry);
+      const auto slot = static_cast<uint32_t>(entry);
+      const auto len = static_cast<uint32_t>(entry >> 32);
+      uint8_t* frame = f.rx.slot_ptr(slot);
+      if (lead) tamper(frame, len);
+      bool intact = true;
+      if (f.integrity) {
+        team.sync();
+        intact = team_sampled_integrity(team, frame, len) == (lead ? f.sums[slot] : 0u);
+      }
+      if (lead) {
+        if (intact) {
+          rx.passed();
+          tx.post_slot(slot, len);
+          ++posted;
+        } else {
+          rx.drop(RxPacket{slot, len, 0}, DropReason::integrity_mismatch);
+        }
+      }
+    }
+    if (lead) {
+      tx.publish_taken();
+      tx.flush_tail(false);
+    }
+    if (team.share(received + freed + posted) != 0) continue;
+    // Idle: look at the stop word every kFlagEvery rounds (host memory: a PCIe read).
+    constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
+    uint32_t action = kKeepGoing;
+    if (lead && ++idle % kFlagEvery == 0) {
       const uint32_t stop = load_acquire_sys(&f.rx.flags->stop);
       if (stop == kStopAbort) {
+        action = kAbort;
+      } else if (stop == kStopDrain && empty && tx.queue_empty()) {
+        rx.flush_tail(true);
+        tx.flush_tail(true);
+        if (tx.outstanding() == 0) action = kDrained;
+      }
+    }
+    action = team.share(action);
+    if (action == kAbort) {
+      if (lead) {
         rx.finish(2u);
         tx.flush_tail(true);
         tx.finish(2u);
-        return;
       }
-      if (stop == kStopDrain && got == RxRing::Poll::empty && tx.queue_empty()) {
-        rx.flush_tail(true);
-        tx.flush_tail(true);
-        if (tx.outstanding() == 0) break;
-      }
+      return;
     }
+    if (action == kDrained) break;
     ring_idle();
   }
-  rx.finish();
-  tx.finish();
+  if (lead) {
+    rx.finish();
+    tx.finish();
+  }
 }
 
 }  // namespace gpunfv::gpuring
