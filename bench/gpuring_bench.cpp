@@ -197,10 +197,11 @@ int main(int argc, char** argv) {
              nf, host ? "memcpy" : "copy engine", nic_burst, nic_inflight,
              per_frame_copies ? "one copy per frame" : "one copy per run of adjacent slots",
              host ? "CPU threads (--host)" : "the GPU");
-  fmt::print("## Copy engine alone (the emulator's DMA work per frame, no GPU side)\n\n"
-             "pipelined: as the emulator uses it now (rx and tx threads, each its own stream, {} bursts of {} in "
-             "flight, {}); stepwise: as it once did (one thread, one copy per frame, each step waiting for its "
-             "copies). The ring rows' \"x copy engine\" is over the pipelined rate.\n\n"
+  fmt::print("## Copy engine alone (the emulator's DMA and per-frame work, no GPU side)\n\n"
+             "pipelined: as the emulator works now (rx and tx threads, each its own stream, {} bursts of {} in "
+             "flight, {}; frames taken from a generator, RSS, staged); stepwise: the copies as it once did them "
+             "(one thread, one copy per frame, each step waiting for its copies). The ring rows' load and \"x copy "
+             "engine\" are over the pipelined rate.\n\n"
              "| size | pipelined Mpps | stepwise Mpps | ratio |\n|---|---|---|---|\n",
              nic_inflight, nic_burst, per_frame_copies ? "one copy per frame" : "adjacent slots in one copy");
   std::map<uint32_t, double> ce, ce_old;

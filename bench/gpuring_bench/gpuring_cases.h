@@ -72,12 +72,13 @@ std::string limit_of(double rx_blocked, uint64_t offered, uint64_t ring_full, ui
 
 Result run_ring_case(const Case& c, const Env& env);
 Result run_staged_case(const Case& c, const Env& env);
-// Packets per second the emulator's copy engine moves for frames of `size` bytes, with no GPU
-// side, the way the emulator now uses it: an rx thread (frames into adjacent slots in one
-// pitched copy per burst when `coalesce`, one copy each otherwise, then the descriptor
-// write-backs) and a tx thread (descriptor fetch, then the frames out and the DD write-backs),
-// each on its own engine with `inflight` bursts in flight. Both move `packets` frames; the rate
-// is over the slower.
+// Packets per second the emulator moves for frames of `size` bytes with no GPU side: its copy
+// engine used the way the emulator now uses it, with the emulator's own per-frame work. An rx
+// thread (frames taken from a generator, RSS, staged; then into adjacent slots in one pitched
+// copy per burst when `coalesce`, one copy each otherwise, then the descriptor write-backs)
+// and a tx thread (descriptor fetch, then the frames out and the DD write-backs), each on its
+// own engine with `inflight` bursts in flight. Both move `packets` frames; the rate is over the
+// slower. The ring rows' offered load is a fraction of this.
 double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host = false, uint32_t inflight = 4,
                        bool coalesce = true);
 // The same DMA work as the emulator once did it: one thread, one copy per frame, each step

@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "core/clock.h"
-#include "core/parse.h"
 
 namespace gpunfv::gpuring {
 
@@ -143,27 +142,6 @@ void NicEmulator::run_tx() {
     tx_error_ = std::current_exception();
   }
   tx_cpu_ns_ = thread_cpu_ns();
-}
-
-uint32_t NicEmulator::pick_ring(const uint8_t* frame, uint32_t len, uint32_t& hash,
-                                uint16_t& pkt_info) const {
-  hash = 0;
-  pkt_info = kRssTypeNone;
-  PacketHeaders h;
-  if (parse_headers(IsoSpan<const uint8_t>(frame, len), h) != DropReason::none || h.ip_version != 4)
-    return 0;  // no RSS type: queue 0, as the 82599 does
-  uint8_t tuple[12];
-  std::memcpy(tuple, frame + h.l3_off + 12, 8);  // source and destination address
-  size_t n = 8;
-  pkt_info = kPtypeIpv4 | kRssTypeIpv4;
-  if (h.l4_off != 0 && (h.l4_proto == kProtoTcp || h.l4_proto == kProtoUdp)) {
-    std::memcpy(tuple + 8, frame + h.l4_off, 4);  // source and destination port
-    n = 12;
-    pkt_info = h.l4_proto == kProtoTcp ? (kPtypeIpv4 | kPtypeTcp | kRssTypeTcpIpv4)
-                                       : (kPtypeIpv4 | kPtypeUdp | kRssTypeUdpIpv4);
-  }
-  hash = toeplitz_hash(std::span<const uint8_t>(tuple, n));
-  return rss_.ring_of(hash);
 }
 
 uint32_t NicEmulator::meta_index(uint64_t addr) const {

@@ -41,7 +41,7 @@
 #include "core/batch.h"
 #include "io/gpuring/dma_engine.h"
 #include "io/gpuring/ring_set.h"
-#include "io/gpuring/toeplitz.h"
+#include "io/gpuring/rss.h"
 #include "io/port.h"
 
 namespace gpunfv::gpuring {
@@ -185,7 +185,6 @@ class NicEmulator {
   // merged into runs adjacent in both when coalescing); returns the copy-engine operations.
   uint64_t issue_frame_copies(DmaEngine& dma, const Batch& staging, std::vector<Piece>& pieces, bool to_ring);
 
-  uint32_t pick_ring(const uint8_t* frame, uint32_t len, uint32_t& hash, uint16_t& pkt_info) const;
   // meta_'s index of the slot at bus address `addr` (of either set).
   uint32_t meta_index(uint64_t addr) const;
   static uint8_t* staging_entry(const Batch& staging, uint32_t index);
@@ -200,7 +199,7 @@ class NicEmulator {
   DmaEngine& dma_;                      // rx
   std::unique_ptr<DmaEngine> tx_dma_;   // tx
   NicEmulatorConfig cfg_;
-  RssTable rss_;
+  Rss rss_;
   // Host staging of frames, one entry per descriptor (ring r's descriptor d at r * ring_size +
   // d): rx stages a frame there before its copy in, tx copies one out there. A descriptor is
   // used again only after the driver has seen it done, so an entry is never rewritten while its

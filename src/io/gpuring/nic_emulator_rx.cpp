@@ -126,9 +126,8 @@ bool NicEmulator::rx_step() {
       continue;
     }
     const uint8_t* frame = frames + size_t(i) * b.stride;
-    uint32_t hash;
-    uint16_t pkt_info;
-    const uint32_t r = pick_ring(frame, len, hash, pkt_info);
+    const RssResult rss = rss_.classify(frame, len);
+    const uint32_t r = rss.ring;
     const uint32_t rdt = load_acquire(rings_.host_regs(r).rdt);
     if (rdh_[r] == rdt) {  // no descriptor owned by the NIC
       if (cfg_.flow_control) {
@@ -154,8 +153,8 @@ bool NicEmulator::rx_step() {
     if (wb_count_[r]++ == 0) wb_first_[r] = d;
     RxDesc& wb = rx_wb_[r][d];
     wb.qword[0] = 0;
-    wb.wb.pkt_info = pkt_info;
-    wb.wb.rss = hash;
+    wb.wb.pkt_info = rss.pkt_info;
+    wb.wb.rss = rss.hash;
     wb.qword[1] = rx_upper(kRxStatusDD | kRxStatusEOP, static_cast<uint16_t>(len), 0);
     rdh_[r] = (d + 1) & mask;
     ++stats_.delivered;
