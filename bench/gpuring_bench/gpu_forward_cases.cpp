@@ -104,8 +104,9 @@ FwdRow run_case(const FwdCase& c, const ForwardSweep& sw) {
   row.rx_dma = spread_of(n.breakdown.rx_dma_ns);
   row.gpu_side = spread_of(n.breakdown.gpu_ns);
   row.tx_dma = spread_of(n.breakdown.tx_dma_ns);
-  row.rx_blocked = double(n.phases.rx_wait_ns) / 1e9 / wall;
-  if (c.load == 0) row.limit = limit_of(row.rx_blocked, n.offered, n.drops_ring_full, n.pauses);
+  row.rx_blocked = double(n.phases.rx_wait_ns + n.phases.rx_desc_fetch_ns) / 1e9 / wall;  // on its copy engine
+  const double tx_blocked = double(n.phases.tx_wait_ns) / 1e9 / wall;
+  if (c.load == 0) row.limit = limit_of(row.rx_blocked, tx_blocked, n.offered, n.drops_ring_full, n.pauses);
   for (double q : {0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0})
     row.cdf.emplace_back(q, percentile(lat, q) / 1e3);
   row.accounting = row.rep.accounting_errors();
@@ -154,7 +155,8 @@ nlohmann::json json_of(const FwdRow& r, const ForwardSweep& sw) {
             {"rx_desc_fetch", ph.rx_desc_fetch_ns}, {"rx_copy", ph.rx_copy_ns}, {"rx_wait", ph.rx_wait_ns},
             {"tx_steps", ph.tx_steps}, {"tx_frames", ph.tx_frames}, {"tx_desc_fetches", ph.tx_desc_fetches},
             {"tx_data_copies", ph.tx_data_copies}, {"tx_desc_read", ph.tx_desc_read_ns},
-            {"tx_copy", ph.tx_copy_ns}, {"tx_sink", ph.tx_sink_ns}, {"tx_writeback", ph.tx_writeback_ns}}},
+            {"tx_copy", ph.tx_copy_ns}, {"tx_sink", ph.tx_sink_ns}, {"tx_writeback", ph.tx_writeback_ns},
+            {"tx_wait", ph.tx_wait_ns}}},
           {"emulator_rx_blocked", r.rx_blocked},
           {"limit", r.limit},
           {"accounting", r.accounting.empty() ? "ok" : r.accounting}};
@@ -188,13 +190,13 @@ std::string phase_row(const FwdRow& r, const ForwardSweep& sw) {
   auto per = [](uint64_t ns, uint64_t n) { return n ? double(ns) / double(n) / 1e3 : 0.0; };
   auto ratio = [](uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; };
   return fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} ({} fetches) | {:.1f} | {:.1f} | {} | {:.1f} | "
-                     "{:.1f} | {:.1f} | {:.1f} | {:.1f} |",
+                     "{:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |",
                      variant_label(r.c, sw), r.c.size, ph.rx_steps, ratio(ph.rx_frames, ph.rx_steps),
                      ratio(ph.rx_frames, ph.rx_data_copies), per(ph.rx_source_ns, ph.rx_steps),
                      per(ph.rx_desc_fetch_ns, ph.rx_steps), ph.rx_desc_fetches, per(ph.rx_copy_ns, ph.rx_steps),
                      per(ph.rx_wait_ns, ph.rx_steps), ph.tx_steps, ratio(ph.tx_frames, ph.tx_steps),
                      per(ph.tx_desc_read_ns, ph.tx_steps), per(ph.tx_copy_ns, ph.tx_steps),
-                     per(ph.tx_sink_ns, ph.tx_steps), per(ph.tx_writeback_ns, ph.tx_steps));
+                     per(ph.tx_sink_ns, ph.tx_steps), per(ph.tx_writeback_ns, ph.tx_steps), per(ph.tx_wait_ns, ph.tx_steps));
 }
 
 }  // namespace
@@ -253,10 +255,11 @@ int run_gpu_forward_sweep(const ForwardSweep& sw) {
     emit(FwdCase{tb_variant, sw.sizes.front(), batch, 0.5, peer(tb_variant, sw.sizes.front())});
 
   fmt::print("\n## Where the emulator's time goes (unpaced rows; us per step; issue times exclude the copies, "
-             "which run in the background; \"rx wait\": blocked with every step in flight)\n\n"
+             "which run in the background; \"rx wait\": blocked with every step in flight; \"tx wait\": descriptors "
+             "posted but not fetched, every tx step in flight)\n\n"
              "| variant | size | rx steps | frames/step | frames/copy | rx source | rx desc fetch | rx stage + issue | "
-             "rx wait | tx steps | frames/step | tx desc fetch issue | tx copy issue | tx sink | tx wb issue |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+             "rx wait | tx steps | frames/step | tx desc fetch issue | tx copy issue | tx sink | tx wb issue | tx wait |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = first_tp; i < end_tp && i < all.size(); ++i) fmt::print("{}\n", phase_row(all[i], sw));
 
   if (!sw.json_path.empty()) {

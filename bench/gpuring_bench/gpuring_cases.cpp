@@ -55,8 +55,9 @@ Spread spread_of(std::vector<uint32_t> s) {
   return r;
 }
 
-std::string limit_of(double rx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses) {
-  if (rx_blocked >= 0.5) return "NIC copy engine";
+std::string limit_of(double rx_blocked, double tx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses) {
+  if (rx_blocked >= 0.5) return "NIC rx copy engine";
+  if (tx_blocked >= 0.5) return "NIC tx copy engine";
   if (double(ring_full + pauses) > 0.001 * double(offered)) return "GPU side (ring full)";
   return "emulator CPU";
 }
@@ -85,6 +86,7 @@ nlohmann::json Result::json() const {
           {"latency_breakdown",
            {{"nic_rx_dma", rx_dma.json()}, {"gpu_side", gpu_side.json()}, {"nic_tx_dma", tx_dma.json()}}},
           {"emulator_rx_blocked", rx_blocked},
+          {"emulator_tx_blocked", tx_blocked},
           {"rx_frames_per_copy", frames_per_copy},
           {"limit", limit},
           {"latency_std_ns", lat_std_ns},
@@ -138,9 +140,10 @@ Result run_ring_case(const Case& c, const Env& env) {
   r.gpu_side = spread_of(rep.nic.breakdown.gpu_ns);
   r.tx_dma = spread_of(rep.nic.breakdown.tx_dma_ns);
   const gr::NicPhaseTimes& ph = rep.nic.phases;
-  r.rx_blocked = double(ph.rx_wait_ns) / 1e9 / wall;
+  r.rx_blocked = double(ph.rx_wait_ns + ph.rx_desc_fetch_ns) / 1e9 / wall;  // on its copy engine
   r.frames_per_copy = ph.rx_data_copies ? double(ph.rx_frames) / double(ph.rx_data_copies) : 0;
-  if (c.rate_pps == 0) r.limit = limit_of(r.rx_blocked, r.offered, rep.nic.drops_ring_full, rep.nic.pauses);
+  r.tx_blocked = double(ph.tx_wait_ns) / 1e9 / wall;
+  if (c.rate_pps == 0) r.limit = limit_of(r.rx_blocked, r.tx_blocked, r.offered, rep.nic.drops_ring_full, rep.nic.pauses);
   r.cpu_cores = cpu / wall;
   r.driver_cores = std::max(0.0, cpu - double(rep.nic.thread_cpu_ns) / 1e9) / wall;
   r.accounting = rep.accounting_errors();

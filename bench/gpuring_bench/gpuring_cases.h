@@ -43,6 +43,7 @@ struct Result {
   double lat_p50_ns = 0;
   Spread rx_dma, gpu_side, tx_dma;  // the latency breakdown (ring rows)
   double rx_blocked = 0;       // fraction of the run the emulator's rx thread waited for its copy engine
+  double tx_blocked = 0;       // ... its tx side had every step in flight with descriptors waiting
   double frames_per_copy = 0;  // rx frames per copy-engine data operation (coalescing)
   // Unpaced rows: what held the rate (limit_of); "-" for paced rows.
   std::string limit = "-";
@@ -64,11 +65,12 @@ struct Env {
   ::gpunfv::gpuring::NicEmulatorConfig nic;
 };
 
-// What limits an unpaced ring row: the NIC's copy engine when its rx thread spent at least
-// half the run waiting for it; else the GPU side when frames found the rx ring full (dropped,
-// or held by flow control) for more than 0.1% of them; else the emulator's own CPU work (taking
-// frames from the source, RSS, staging).
-std::string limit_of(double rx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses);
+// What limits an unpaced ring row: the NIC's rx copy engine when its rx thread spent at least
+// half the run waiting for it; its tx side when posted descriptors waited for a free tx step
+// at least half the run (the ring then fills behind it); else the GPU side when frames found
+// the rx ring full (dropped, or held by flow control) for more than 0.1% of them; else the
+// emulator's own CPU work (taking frames from the source, RSS, staging).
+std::string limit_of(double rx_blocked, double tx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses);
 
 Result run_ring_case(const Case& c, const Env& env);
 Result run_staged_case(const Case& c, const Env& env);

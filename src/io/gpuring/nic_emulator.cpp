@@ -129,9 +129,15 @@ void NicEmulator::run_rx() {
 
 void NicEmulator::run_tx() {
   try {
+    uint64_t last_pass_ns = 0;
     for (;;) {
       // After stop (the loops have exited), whatever they posted last is still sent.
       const bool stopping = stop_.load(std::memory_order_acquire);
+      if (cfg_.phase_timing) {
+        const uint64_t now = monotonic_ns();
+        if (tx_saturated_) stats_.phases.tx_wait_ns += now - last_pass_ns;
+        last_pass_ns = now;
+      }
       bool busy = tx_complete_front();
       busy |= tx_poll_tails();
       if (stopping && !busy && tx_inflight_.empty()) break;

@@ -84,6 +84,7 @@ struct NicPhaseTimes {
   uint64_t tx_copy_ns = 0;        // issuing the frames' copies out
   uint64_t tx_sink_ns = 0;        // latency bookkeeping and handing frames to the sink
   uint64_t tx_writeback_ns = 0;   // issuing the DD write-backs
+  uint64_t tx_wait_ns = 0;        // posted descriptors waiting: every tx step in flight
   uint64_t tx_data_copies = 0;
 };
 
@@ -242,6 +243,7 @@ class NicEmulator {
   std::vector<uint64_t> last_seq_in_ring_;
   uint64_t max_seq_sent_ = 0;
   bool sent_any_ = false;
+  bool tx_saturated_ = false;  // the last pass left posted descriptors unfetched: in-flight limit
   uint64_t tx_cpu_ns_ = 0;
 
   std::vector<SlotMeta> meta_;  // per slot: what the emulator wrote into it

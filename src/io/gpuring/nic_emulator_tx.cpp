@@ -19,6 +19,7 @@ bool NicEmulator::tx_poll_tails() {
   // Fetches and copies in flight at once, over all rings.
   const size_t limit = std::min<size_t>(size_t(cfg_.inflight) * p.rings, DmaEngine::kMaxTicketsInFlight / 2);
   bool busy = false;
+  tx_saturated_ = false;
   for (uint32_t r = 0; r < p.rings; ++r) {
     const uint32_t tdt = load_acquire(tx_rings_.host_regs(r).tdt);
     if (tdt != tdt_seen_[r]) {
@@ -27,7 +28,11 @@ bool NicEmulator::tx_poll_tails() {
       for (uint32_t d = tdt_seen_[r]; d != tdt; d = (d + 1) & mask) tdt_seen_ns_[r][d] = now;
       tdt_seen_[r] = tdt;
     }
-    if (tx_fetch_next_[r] == tdt_seen_[r] || tx_inflight_.size() >= limit) continue;
+    if (tx_fetch_next_[r] == tdt_seen_[r]) continue;
+    if (tx_inflight_.size() >= limit) {
+      tx_saturated_ = true;
+      continue;
+    }
     // One fetch per ring and pass, so no ring waits behind another's backlog.
     const uint64_t t_desc = stamp(cfg_.phase_timing);
     const uint32_t first = tx_fetch_next_[r];
