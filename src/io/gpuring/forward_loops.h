@@ -56,8 +56,9 @@ GPUNFV_HD void forward_ring_loop(const ForwardView& f, uint32_t ring, uint16_t p
   const uint32_t lane = team.lane();
   uint32_t idle = 0;
   for (;;) {
-    // rx: take up to a team's worth of packets, route each on its own lane, then in ring order
-    // take each one's integrity sum (the whole team on one frame) and queue it for B's tx ring.
+    // rx: take up to a team's worth of packets, route each on its own lane, take their
+    // integrity sums (several frames at once, a group of lanes each), then queue them for B's
+    // tx ring in ring order.
     uint32_t received = 0;
     RxRing::Poll none = RxRing::Poll::empty;
     bool empty = false;
@@ -72,58 +73,79 @@ GPUNFV_HD void forward_ring_loop(const ForwardView& f, uint32_t ring, uint16_t p
       uint32_t len = mine.length, why = 0;
       if (f.route && lane < k) why = static_cast<uint32_t>(run_nf_in_place(f.rx, mine.slot, len, port_id, nf, fn));
       team.sync();  // the routers' writes before the lanes read the frames
+      if (f.integrity) {
+        const bool keep = lane < k && why == 0;
+        team_each_frame(team, k, keep ? len : 0u, [&](uint32_t i, uint32_t group) {
+          // Packet i (its group's), from lane i.
+          const uint32_t slot_i = team.from(i < k ? i : 0, mine.slot);
+          const uint32_t len_i = team.from(i < k ? i : 0, len);
+          const uint32_t why_i = team.from(i < k ? i : 0, why);  // team-wide: not behind the i < k test
+          const bool take = i < k && why_i == 0;
+          const uint32_t sum = team_sampled_integrity_grouped(team, group, take ? f.rx.slot_ptr(slot_i) : nullptr,
+                                                              take ? len_i : 0u);
+          if (take && lane % group == 0) f.sums[slot_i] = sum;
+          return true;
+        });
+        team.sync();  // every group's sums are written before the tx side reads them
+      }
       for (uint32_t i = 0; i < k; ++i) {
         // Team-wide: every lane takes part in each from() (never inside a leader-only branch).
         const uint32_t slot = team.from(i, mine.slot);
         const uint32_t out_len = team.from(i, len);
         const uint32_t verdict = team.from(i, why);
-        if (verdict != 0) {
-          if (lead) rx.drop(RxPacket{slot, out_len, 0}, static_cast<DropReason>(verdict));
-          continue;
-        }
-        if (f.integrity) {
-          const uint32_t sum = team_sampled_integrity(team, f.rx.slot_ptr(slot), out_len);
-          if (lead) f.sums[slot] = sum;
-        }
-        if (lead) to_tx.push_unpublished(uint64_t(slot) | (uint64_t(out_len) << 32));  // holds every slot: never full
+        if (!lead) continue;
+        if (verdict != 0)
+          rx.drop(RxPacket{slot, out_len, 0}, static_cast<DropReason>(verdict));
+        else
+          to_tx.push_unpublished(uint64_t(slot) | (uint64_t(out_len) << 32));  // holds every slot: never full
       }
       if (lead) to_tx.publish_tail();
     }
     if (lead) rx.flush_tail(false);
     const uint32_t freed = tx.reclaim(team);
-    // tx admission, one packet at a time: verify the integrity sum (a mismatch is dropped on A's
-    // rx counters, the slot freed by drop), post B's descriptor naming the same slot.
+    // tx admission, a team's worth of packets at a time: each lane reads one queued entry, the
+    // groups verify the integrity sums (a mismatch is dropped on A's rx counters, the slot freed
+    // by drop), and the leader posts B's descriptors naming the same slots, in queue order.
     uint32_t posted = 0;
     for (;;) {
-      uint64_t entry = 0;
-      uint32_t have = 0;
-      if (lead) have = tx.take_queued(entry) ? 1u : 0u;
-      have = team.share(have);
-      if (!have) break;
-      entry = team.share(entry);
+      const uint32_t n = team.share(lead ? tx.postable(team.size()) : 0u);
+      if (n == 0) break;
+      const uint32_t first = team.share(lead ? tx.queue_head() : 0u);
+      team.sync();  // the leader has seen them queued: the lanes may read the entries
+      const uint64_t entry = lane < n ? tx.queued_entry(first + lane) : 0;
       const auto slot = static_cast<uint32_t>(entry);
       const auto len = static_cast<uint32_t>(entry >> 32);
-      uint8_t* frame = f.rx.slot_ptr(slot);
-      if (lead) tamper(frame, len);
-      bool intact = true;
+      if (lane < n) tamper(f.rx.slot_ptr(slot), len);
+      uint32_t intact = 1;
       if (f.integrity) {
-        team.sync();
-        intact = team_sampled_integrity(team, frame, len) == (lead ? f.sums[slot] : 0u);
+        team.sync();  // the tamper hook's writes before the groups read
+        uint32_t verdict_for_me = 1;
+        team_each_frame(team, n, lane < n ? len : 0u, [&](uint32_t i, uint32_t group) {
+          const uint32_t slot_i = team.from(i < n ? i : 0, slot);
+          const uint32_t len_i = team.from(i < n ? i : 0, len);
+          const uint32_t sum = team_sampled_integrity_grouped(team, group, i < n ? f.rx.slot_ptr(slot_i) : nullptr,
+                                                              i < n ? len_i : 0u);
+          const uint32_t ok = i < n && sum == f.sums[slot_i] ? 1u : 0u;
+          return ok;
+        }, &verdict_for_me);
+        intact = verdict_for_me;
       }
-      if (lead) {
-        if (intact) {
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t slot_i = team.from(i, slot);
+        const uint32_t len_i = team.from(i, len);
+        const uint32_t ok = team.from(i, intact);
+        if (!lead) continue;
+        if (ok) {
           rx.passed();
-          tx.post_slot(slot, len);
+          tx.post_slot(slot_i, len_i);
           ++posted;
         } else {
-          rx.drop(RxPacket{slot, len, 0}, DropReason::integrity_mismatch);
+          rx.drop(RxPacket{slot_i, len_i, 0}, DropReason::integrity_mismatch);
         }
       }
+      if (lead) tx.consume_queued(n);
     }
-    if (lead) {
-      tx.publish_taken();
-      tx.flush_tail(false);
-    }
+    if (lead) tx.flush_tail(false);
     if (team.share(received + freed + posted) != 0) continue;
     // Idle: look at the stop word every kFlagEvery rounds (host memory: a PCIe read).
     constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;

@@ -23,5 +23,9 @@ std::unique_ptr<GpuRingRunner> launch_gpu_forward_runner(ForwardRings& rings, ui
 // Synchronous. GpuError on failure; std::runtime_error in a build without CUDA.
 void sampled_integrity_by_warps(const uint8_t* frames, uint32_t stride, const uint16_t* len, uint32_t n,
                                 uint32_t* out);
+// The same, 32 frames to a warp, several at once in groups of lanes (team_each_frame), as the
+// forwarding kernel takes a burst's sums.
+void sampled_integrity_by_warp_groups(const uint8_t* frames, uint32_t stride, const uint16_t* len, uint32_t n,
+                                      uint32_t* out);
 
 }  // namespace gpunfv::gpuring

@@ -165,6 +165,20 @@ class SpscQueue {
   }
   GPUNFV_HD void publish_head() { store_release(&idx_->head, head_); }
 
+  // Consumer side, for a team (team.h): how many entries are queued; the index of the first;
+  // the entry at an index (any lane may read it once the consumer has seen it queued and the
+  // team has synchronised); then consume(n) takes the first n (one release).
+  GPUNFV_HD uint32_t available() {
+    tail_ = load_acquire(&idx_->tail);
+    return tail_ - head_;
+  }
+  GPUNFV_HD uint32_t head_index() const { return head_; }
+  GPUNFV_HD T at(uint32_t index) const { return entries_[index & mask_]; }
+  GPUNFV_HD void consume(uint32_t n) {
+    head_ += n;
+    store_release(&idx_->head, head_);
+  }
+
  private:
   T* entries_;
   SpscIndex* idx_;

@@ -113,6 +113,20 @@ class TxRing {
     return outstanding() < v_.p.ring_size - 1 && queue_.pop_unpublished(entry);
   }
   GPUNFV_HD void publish_taken() { queue_.publish_head(); }
+
+  // The same for a team (the forward loop's admission, several packets at once): the leader
+  // asks how many queued packets could be posted now (at most `max`) and where they start;
+  // any lane reads entry i with queued_entry(first + i); the leader then posts or keeps each,
+  // in order, and consume_queued(n) takes them off the queue.
+  GPUNFV_HD uint32_t postable(uint32_t max) {
+    const uint32_t room = v_.p.ring_size - 1 - outstanding();
+    const uint32_t queued = queue_.available();
+    const uint32_t n = room < queued ? room : queued;
+    return n < max ? n : max;
+  }
+  GPUNFV_HD uint32_t queue_head() const { return queue_.head_index(); }
+  GPUNFV_HD uint64_t queued_entry(uint32_t index) const { return queue_.at(index); }
+  GPUNFV_HD void consume_queued(uint32_t n) { queue_.consume(n); }
   GPUNFV_HD void post_slot(uint32_t slot, uint32_t len) {
     TxDesc* d = desc_ + next_to_use_;
     d->read.buffer_addr = v_.slot_bus(slot);

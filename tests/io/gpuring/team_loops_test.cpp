@@ -221,3 +221,46 @@ TEST(TeamForwardLoop, FourLanesForwardAndCatchCorruptionAsOneThreadDoes) {
 
 }  // namespace
 }  // namespace gpunfv::gpuring
+
+namespace gpunfv::gpuring {
+namespace {
+
+// The frames' sums taken several at once, a group of lanes each (team_each_frame): every lane
+// gets its own frame's sum, whatever the group size the longest frame calls for.
+TEST(TeamIntegrityGroups, EachLaneGetsItsFramesSumFromTheGroupThatTookIt) {
+  constexpr uint32_t kLanes = 8;
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint32_t i = 0; i < kLanes; ++i) {
+    frames.emplace_back(1500);
+    for (size_t b = 0; b < frames[i].size(); ++b) frames[i][b] = uint8_t(b * 31 + i * 7);
+  }
+  // Longest 64 B (a lane per frame), 512 B (two), 1500 B (the whole team); 7 frames of 8.
+  for (const std::vector<uint32_t>& lens : {std::vector<uint32_t>{64, 60, 64, 1, 64, 33, 64},
+                                           std::vector<uint32_t>{512, 64, 300, 0, 511, 129, 22},
+                                           std::vector<uint32_t>{1500, 64, 1000, 1499, 65, 700, 1}}) {
+    const auto count = static_cast<uint32_t>(lens.size());
+    std::vector<uint32_t> got(kLanes, 0xFFFFFFFF);
+    {
+      TeamThreads team(kLanes, [&](const ThreadTeam& t) {
+        const uint32_t me = t.lane();
+        const uint32_t my_len = me < count ? lens[me] : 0;
+        uint32_t mine = 0;
+        team_each_frame(t, count, my_len, [&](uint32_t i, uint32_t group) {
+          const uint32_t len_i = t.from(i < count ? i : 0, my_len);
+          return team_sampled_integrity_grouped(t, group, i < count ? frames[i].data() : nullptr, len_i);
+        }, &mine);
+        if (me < count) got[me] = mine;
+      });
+    }
+    for (uint32_t i = 0; i < count; ++i)
+      EXPECT_EQ(got[i], sampled_integrity(frames[i].data(), lens[i])) << "frame " << i << " of " << lens[i] << " B";
+  }
+  EXPECT_EQ(integrity_group(32, 64), 1u);
+  EXPECT_EQ(integrity_group(32, 512), 2u);
+  EXPECT_EQ(integrity_group(32, 1518), 8u);
+  EXPECT_EQ(integrity_group(32, 9000), 32u);
+  EXPECT_EQ(integrity_group(1, 9000), 1u);
+}
+
+}  // namespace
+}  // namespace gpunfv::gpuring

@@ -78,6 +78,16 @@ TEST(TeamIntegrityGpu, WarpsEqualTheHost) {
   ASSERT_EQ(cudaMemcpy(out.data(), d_out.data(), kN * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   for (uint32_t i = 0; i < kN; ++i)
     ASSERT_EQ(out[i], sampled_integrity(frames.data() + size_t(i) * kStride, len[i])) << i;
+  // Several frames to a warp at once: bursts of equal lengths (every group size) and mixed ones.
+  std::vector<uint16_t> mixed(kN);
+  for (uint32_t i = 0; i < kN; ++i) mixed[i] = uint16_t(i < 1024 ? (i / 32) * 64 : (i * 977) % kStride);
+  for (const std::vector<uint16_t>* lens : {&len, &mixed}) {
+    d_len.upload(*lens);
+    sampled_integrity_by_warp_groups(d_frames.data(), kStride, d_len.data(), kN, d_out.data());
+    ASSERT_EQ(cudaMemcpy(out.data(), d_out.data(), kN * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (uint32_t i = 0; i < kN; ++i)
+      ASSERT_EQ(out[i], sampled_integrity(frames.data() + size_t(i) * kStride, (*lens)[i])) << i;
+  }
 }
 #endif
 

@@ -4,6 +4,7 @@
 // tests with real concurrency. A barrier stands for the warp's lockstep.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <barrier>
 #include <cstdint>
@@ -55,6 +56,23 @@ class ThreadTeam {
     for (uint32_t l = 0; l < size(); ++l) total += s_->words(l)[0];
     s_->wait();
     return total;
+  }
+  uint64_t sum_in_groups(uint64_t v, uint32_t group) const {
+    s_->words(lane_)[0] = v;
+    s_->wait();
+    uint64_t total = 0;
+    const uint32_t first = lane_ / group * group;
+    for (uint32_t l = first; l < first + group; ++l) total += s_->words(l)[0];
+    s_->wait();
+    return total;
+  }
+  uint32_t max(uint32_t v) const {
+    s_->words(lane_)[0] = v;
+    s_->wait();
+    uint64_t m = 0;
+    for (uint32_t l = 0; l < size(); ++l) m = std::max<uint64_t>(m, s_->words(l)[0]);
+    s_->wait();
+    return static_cast<uint32_t>(m);
   }
   uint32_t leading(bool yes) const {
     s_->words(lane_)[0] = yes;
