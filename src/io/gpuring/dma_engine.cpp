@@ -88,10 +88,13 @@ class CudaDmaEngine final : public DmaEngine {
   void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
                  size_t rows) override {
     if (rows == 0 || width == 0) return;
-    if (rows == 1 || (width == dst_pitch && width == src_pitch))
-      GPUNFV_CUDA(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDefault, stream_));
-    else
+    if (rows == 1 || (dst_pitch == src_pitch && 2 * width >= dst_pitch)) {
+      // Rows filling at least half their pitch: one linear span is cheaper for the engine than
+      // a pitched copy, and the gaps between rows are the caller's too (see the header).
+      GPUNFV_CUDA(cudaMemcpyAsync(dst, src, (rows - 1) * dst_pitch + width, cudaMemcpyDefault, stream_));
+    } else {
       GPUNFV_CUDA(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, stream_));
+    }
   }
   void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
     // One copy; the copy engine writes each 16-byte descriptor no narrower than 8-byte aligned

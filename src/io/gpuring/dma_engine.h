@@ -29,7 +29,9 @@ class DmaEngine {
                            std::span<const size_t> sizes) = 0;
   // `rows` blocks of `width` bytes, the i-th from src + i * src_pitch to dst + i * dst_pitch,
   // as one operation (a pitched copy: the copy engine moves a run of adjacent packet slots in
-  // one go). Either side may be ring memory.
+  // one go). Either side may be ring memory. The engine may also move the bytes between the
+  // rows (one linear span when the rows fill most of their pitch), so both whole spans must be
+  // the caller's.
   virtual void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
                          size_t rows) = 0;
   // `count` 16-byte descriptors into ring memory, each's upper quadword (DD) visible no earlier

@@ -16,8 +16,8 @@
 // Copies are pipelined: a step issues its copies and records a ticket (an event); the next
 // step does not wait for it, and what a step's completion allows (publishing RDH, handing a
 // frame to the sink, TDH) happens when its ticket is seen complete. A run of adjacent packet
-// slots moves in one pitched copy (coalesce: rows of the run's longest frame, so the bytes
-// after a shorter frame in its slot, a buffer the NIC owns, are written too). Every byte into
+// slots moves in one copy (coalesce: rows of the run's longest frame, or for long frames the
+// run's whole span, so bytes after a frame in its slot, a buffer the NIC owns, are written too). Every byte into
 // or out of ring memory, frames and descriptors, moves by the DMA engine.
 //
 // It also measures what a tester around a device under test measures: latency from a frame's
