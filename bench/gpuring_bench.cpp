@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   app.add_option("--nic-tx-burst", fwd.nic_tx_burst, "--gpu-forward: descriptors per emulator tx step")->check(CLI::Range(1, 4096));
   uint32_t nic_burst = 32, nic_inflight = 4;
   bool per_frame_copies = false;
-  app.add_option("--nic-burst", nic_burst, "frames per emulator rx step")->check(CLI::Range(1, 4096));
+  app.add_option("--nic-burst", nic_burst, "frames per emulator rx step (ring port: per ring)")->check(CLI::Range(1, 4096));
   app.add_option("--nic-inflight", nic_inflight, "emulator steps in flight per side (1: each waits for the last)")
       ->check(CLI::Range(1, 64));
   app.add_flag("--nic-per-frame-copies", per_frame_copies, "emulator: one copy per frame instead of one per run of adjacent slots");
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
     return rate > 0 ? std::min<uint64_t>(packets, uint64_t(rate * max_case_s)) : packets;
   };
 
-  fmt::print("# gpuring_bench: NF {}, NIC emulated ({}; rx burst {}, {} steps in flight per side, {}), "
+  fmt::print("# gpuring_bench: NF {}, NIC emulated ({}; rx burst {} per ring, {} steps in flight per side, {}), "
              "ring_size 512, slots 2048 B, loops on {}\n\n",
              nf, host ? "memcpy" : "copy engine", nic_burst, nic_inflight,
              per_frame_copies ? "one copy per frame" : "one copy per run of adjacent slots",

@@ -113,6 +113,9 @@ Result run_ring_case(const Case& c, const Env& env) {
   auto gen = make_generator(c, env);
   DiscardPort sink("sink", 1);
   gr::NicEmulatorConfig nic = env.nic;
+  // env.nic.burst frames per ring and step: spread over more rings, a step still makes runs of
+  // adjacent slots (one copy each) instead of one copy per frame.
+  nic.burst = env.nic.burst * c.rings.rings;
   nic.rate_pps = c.rate_pps;
   nic.max_latency_samples = c.packets;
   nic.latency_breakdown = true;
