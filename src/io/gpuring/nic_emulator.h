@@ -17,8 +17,8 @@
 // step does not wait for it, and what a step's completion allows (publishing RDH, handing a
 // frame to the sink, TDH) happens when its ticket is seen complete. A run of adjacent packet
 // slots moves in one copy (coalesce: rows of the run's longest frame, or for long frames the
-// run's whole span, so bytes after a frame in its slot, a buffer the NIC owns, are written too). Every byte into
-// or out of ring memory, frames and descriptors, moves by the DMA engine.
+// run's whole span, so bytes after a frame in its slot, a buffer the NIC owns, are written
+// too). Every byte into or out of ring memory, frames and descriptors, moves by the DMA engine.
 //
 // It also measures what a tester around a device under test measures: latency from a frame's
 // arrival (its scheduled time when paced, else when taken) to its sending, reordering (against
