@@ -1,21 +1,24 @@
 // gpuring_bench: the GPU ring port (host bypassing) on a GPU, in the shape of the Host
 // Bypassing GPU paper's Table II: rings x packet sizes x offered load, with loss, reordering,
-// latency (mean, std, p99; from the NIC emulator taking a frame to it sending the frame),
+// latency (mean, std, p50, p99; from a frame's arrival at the NIC emulator to it sending the
+// frame), split into the NIC's rx DMA, the GPU side and the NIC's tx DMA (p50/p99 each),
 // throughput and CPU cores. Offered load is a fraction of what the NIC emulator's copy engine
-// moves alone (measured first, per size, in the same run): the emulator, not the GPU side, is
-// the expected limit, and the copy-engine row shows it. Then tail batching 1/8/16 (+timeout)
-// with write-back on and off, and the host-staged path on the same frames and NF for
-// comparison. Every ring row is checked: every packet and every slot accounted for.
+// moves alone (measured first, per size, in the same run, as the emulator uses it; the way it
+// once used it is measured beside it): a row at 50% that loses packets, or whose GPU-side share
+// dominates, points at the GPU side. Then tail batching 1/8/16 (+timeout) with write-back on
+// and off, and the host-staged path on the same frames and NF for comparison. Every ring row
+// is checked: every packet and every slot accounted for.
 //
 // Usage: gpuring_bench [--rings 1,2,4,8,16] [--sizes 64,300,1000,1500] [--loads 0.25,0.5,0.9,0]
 //                      [--packets N] [--max-case-s S] [--case-timeout-s S] [--nf pass|router]
-//                      [--json FILE] [--quick]
+//                      [--sections table,tail,staged] [--nic-burst 32] [--nic-inflight 4]
+//                      [--nic-per-frame-copies] [--json FILE] [--quick]
 // A ring case whose loops do not drain within --case-timeout-s is aborted, reported, and ends
 // the run (exit 1); a hang the abort cannot end is ended by the session's watchdog (exit 3).
 // (run from the repository root: --routes defaults to data/router/bart_ipv4_random5000.txt)
 // gpuring_bench --gpu-forward [--variants wr,rd,bn] [--fwd-sizes ...] [--fwd-packets N]
 //                 [--tail-batch 8] [--no-integrity] [--nic-burst 32] [--nic-tx-burst 64]
-//                 [--nic-defer-rx-wait] [--json FILE]
+//                 [--nic-inflight 4] [--nic-per-frame-copies] [--json FILE]
 // instead measures forwarding between two ring ports (gpuring_bench/gpu_forward_cases.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -42,21 +45,33 @@ namespace {
 
 std::string header() {
   // "x copy engine": sent Mpps over the copy engine's own rate; near 1 the emulator limits, and
-  // loss well below 1 points at the GPU side.
+  // loss well below 1 points at the GPU side. The three "p50 / p99" columns split each frame's
+  // latency: the NIC's rx DMA (arrival -> data and descriptor in GPU memory), the GPU side
+  // (-> the tx tail write covering it read by the NIC), the NIC's tx DMA (-> sent).
+  // "rx blocked": share of the run the emulator's rx thread waited for its copy engine;
+  // "limit" (unpaced rows): what held the rate, by limit_of's rule.
   return "| path | rings | size | batch | t/o ns | wb | load | offered Mpps | Mpps | x copy engine | lost | "
-         "reordered (in ring) | lat mean us | std us | p99 us | max us | cpu cores | driver cores | accounting |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+         "reordered (in ring) | lat mean us | std us | p50 us | p99 us | max us | rx DMA p50 / p99 us | "
+         "GPU side p50 / p99 us | tx DMA p50 / p99 us | rx blocked | frames/copy | limit | cpu cores | driver cores | "
+         "accounting |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 }
+
+std::string pair(const Spread& s) { return fmt::format("{:.1f} / {:.1f}", s.p50 / 1e3, s.p99 / 1e3); }
 
 std::string row(const Result& r) {
   const Case& c = r.c;
+  const bool ring = c.path == "gpuring";
   return fmt::format(
       "| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.3f} | {:.2f} | {} | {} ({}) | {:.1f} | {:.1f} | {:.1f} | "
-      "{:.1f} | {:.2f} | {:.2f} | {} |",
+      "{:.1f} | {:.1f} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |",
       c.path, c.rings.rings, c.size, c.rings.tail_batch, c.rings.tail_timeout_ns,
       c.rings.tx_writeback ? "on" : "off", c.load > 0 ? fmt::format("{:.0f}%", c.load * 100) : "max",
-      c.rate_pps / 1e6, r.mpps, c.copy_engine_pps > 0 ? r.mpps * 1e6 / c.copy_engine_pps : 0.0, r.lost, r.reordered, r.reordered_in_ring, r.lat_mean_ns / 1e3,
-      r.lat_std_ns / 1e3, r.lat_p99_ns / 1e3, r.lat_max_ns / 1e3, r.cpu_cores, r.driver_cores,
+      c.rate_pps / 1e6, r.mpps, c.copy_engine_pps > 0 ? r.mpps * 1e6 / c.copy_engine_pps : 0.0, r.lost,
+      r.reordered, r.reordered_in_ring, r.lat_mean_ns / 1e3, r.lat_std_ns / 1e3, r.lat_p50_ns / 1e3,
+      r.lat_p99_ns / 1e3, r.lat_max_ns / 1e3, ring ? pair(r.rx_dma) : "-", ring ? pair(r.gpu_side) : "-",
+      ring ? pair(r.tx_dma) : "-", ring ? fmt::format("{:.0f}%", r.rx_blocked * 100) : "-",
+      ring ? fmt::format("{:.1f}", r.frames_per_copy) : "-", r.limit, r.cpu_cores, r.driver_cores,
       r.accounting.empty() ? "ok" : r.accounting);
 }
 
@@ -95,10 +110,20 @@ int main(int argc, char** argv) {
   app.add_option("--fwd-packets", fwd.packets, "--gpu-forward: packets per case (at most)");
   app.add_option("--tail-batch", fwd.tail_batch, "--gpu-forward: descriptors per tail update")->check(CLI::Range(1, 4096));
   app.add_flag("--no-integrity", no_integrity, "--gpu-forward: no sampled integrity check");
-  app.add_option("--nic-burst", fwd.nic_burst, "--gpu-forward: frames per emulator rx step")->check(CLI::Range(1, 4096));
   app.add_option("--nic-tx-burst", fwd.nic_tx_burst, "--gpu-forward: descriptors per emulator tx step")->check(CLI::Range(1, 4096));
-  app.add_flag("--nic-defer-rx-wait", fwd.defer_rx_wait, "--gpu-forward: the emulator waits for rx copies at its next rx step");
+  uint32_t nic_burst = 32, nic_inflight = 4;
+  bool per_frame_copies = false;
+  app.add_option("--nic-burst", nic_burst, "frames per emulator rx step (ring port: per ring)")->check(CLI::Range(1, 4096));
+  app.add_option("--nic-inflight", nic_inflight, "emulator steps in flight per side (1: each waits for the last)")
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--nic-per-frame-copies", per_frame_copies, "emulator: one copy per frame instead of one per run of adjacent slots");
+  std::vector<std::string> sections{"table", "tail", "staged"};
+  app.add_option("--sections", sections, "table, tail, staged")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
+  auto section = [&](const char* s) { return std::find(sections.begin(), sections.end(), s) != sections.end(); };
+  fwd.nic_burst = nic_burst;
+  fwd.nic_inflight = nic_inflight;
+  fwd.coalesce = !per_frame_copies;
   if (quick) {
     rings = {1, 4};
     sizes = {64, 1500};
@@ -126,6 +151,9 @@ int main(int argc, char** argv) {
   Env env;
   env.host = host;
   env.case_timeout_s = case_timeout_s;
+  env.nic.burst = nic_burst;
+  env.nic.inflight = nic_inflight;
+  env.nic.coalesce = !per_frame_copies;
   if (host && nf != "pass") {
     fmt::print(stderr, "gpuring_bench: --host runs the pass-through NF only\n");
     return 2;
@@ -164,18 +192,30 @@ int main(int argc, char** argv) {
     return rate > 0 ? std::min<uint64_t>(packets, uint64_t(rate * max_case_s)) : packets;
   };
 
-  fmt::print("# gpuring_bench: NF {}, NIC emulated ({}), ring_size 512, slots 2048 B, loops on {}\n\n", nf,
-             host ? "memcpy" : "copy engine", host ? "CPU threads (--host)" : "the GPU");
-  fmt::print("## Copy engine alone (the emulator's DMA work per frame, no GPU side)\n\n");
-  fmt::print("| size | copy-engine Mpps |\n|---|---|\n");
-  std::map<uint32_t, double> ce;
+  fmt::print("# gpuring_bench: NF {}, NIC emulated ({}; rx burst {} per ring, {} steps in flight per side, {}), "
+             "ring_size 512, slots 2048 B, loops on {}\n\n",
+             nf, host ? "memcpy" : "copy engine", nic_burst, nic_inflight,
+             per_frame_copies ? "one copy per frame" : "one copy per run of adjacent slots",
+             host ? "CPU threads (--host)" : "the GPU");
+  fmt::print("## Copy engine alone (the emulator's DMA and per-frame work, no GPU side)\n\n"
+             "pipelined: as the emulator works now (rx and tx threads, each its own stream, {} bursts of {} in "
+             "flight, {}; frames taken from a generator, RSS, staged); stepwise: the copies as it once did them "
+             "(one thread, one copy per frame, each step waiting for its copies). The ring rows' load and \"x copy "
+             "engine\" are over the pipelined rate.\n\n"
+             "| size | pipelined Mpps | stepwise Mpps | ratio |\n|---|---|---|---|\n",
+             nic_inflight, nic_burst, per_frame_copies ? "one copy per frame" : "adjacent slots in one copy");
+  std::map<uint32_t, double> ce, ce_old;
   for (uint32_t size : sizes) {
-    ce[size] = copy_engine_pps(size, 32, std::min<uint64_t>(packets, 200000), host);
-    fmt::print("| {} | {:.3f} |\n", size, ce[size] / 1e6);
+    const uint64_t n = std::min<uint64_t>(packets, 200000);
+    ce[size] = copy_engine_pps(size, nic_burst, n, host, nic_inflight, !per_frame_copies);
+    ce_old[size] = copy_engine_pps_stepwise(size, 32, n, host);
+    fmt::print("| {} | {:.3f} | {:.3f} | {:.1f} |\n", size, ce[size] / 1e6, ce_old[size] / 1e6,
+               ce_old[size] > 0 ? ce[size] / ce_old[size] : 0.0);
   }
 
-  fmt::print("\n## Table II shape: rings x size x load (tail batch 8 / 2500 ns, write-back on)\n\n{}\n", header());
-  for (uint32_t size : sizes)
+  if (section("table"))
+    fmt::print("\n## Table II shape: rings x size x load (tail batch 8 / 2500 ns, write-back on)\n\n{}\n", header());
+  for (uint32_t size : section("table") ? sizes : std::vector<uint32_t>{})
     for (uint32_t n : rings)
       for (double load : loads) {
         Case c;
@@ -192,8 +232,9 @@ int main(int argc, char** argv) {
       }
 
   const uint32_t tb_size = std::find(sizes.begin(), sizes.end(), 300u) != sizes.end() ? 300 : sizes[0];
-  fmt::print("\n## Tail batching and tx write-back (1 ring, {} B, 50% load)\n\n{}\n", tb_size, header());
-  for (bool wb : {true, false})
+  if (section("tail"))
+    fmt::print("\n## Tail batching and tx write-back (1 ring, {} B, 50% load)\n\n{}\n", tb_size, header());
+  for (bool wb : section("tail") ? std::vector<bool>{true, false} : std::vector<bool>{})
     for (uint32_t batch : {1u, 8u, 16u}) {
       Case c;
       c.rings.rings = 1;
@@ -209,8 +250,9 @@ int main(int argc, char** argv) {
       if (!stalled) emit(run_ring_case(c, env));
     }
 
-  fmt::print("\n## GPU ring port vs host-staged path (same frames, same NF; 50% load)\n\n{}\n", header());
-  for (uint32_t size : sizes) {
+  if (section("staged"))
+    fmt::print("\n## GPU ring port vs host-staged path (same frames, same NF; 50% load)\n\n{}\n", header());
+  for (uint32_t size : section("staged") ? sizes : std::vector<uint32_t>{}) {
     Case c;
     c.rings.rings = 1;
     c.rings.ring_size = 512;
@@ -233,6 +275,8 @@ int main(int argc, char** argv) {
     nlohmann::json j;
     j["nf"] = nf;
     for (auto& [size, pps] : ce) j["copy_engine_pps"][std::to_string(size)] = pps;
+    for (auto& [size, pps] : ce_old) j["copy_engine_stepwise_pps"][std::to_string(size)] = pps;
+    j["nic"] = {{"burst", nic_burst}, {"inflight", nic_inflight}, {"coalesce", !per_frame_copies}};
     for (const Result& r : all) j["rows"].push_back(r.json());
     std::ofstream(json_path) << j.dump(1) << "\n";
   }

@@ -6,10 +6,11 @@
 #      latency p50/p90/p99, CPU cores, host bytes/packet, the copy engine alone as the peer),
 #      latency at 50% load (CDF points in the JSON), tail batching 1/8/32, and the emulator's
 #      time per step phase;
-#   3. wr and rd at 64 and 1518 B with the emulator taking 128 frames per step, then with its rx
-#      wait deferred (NicEmulatorConfig::defer_rx_wait): do they lift the emulator's limit?
+#   3. wr and rd at 64 and 1518 B with the emulator taking 128 frames per step, then with its
+#      pipelining and coalescing off (one step in flight, one copy per frame: the emulator's
+#      old pattern), to show what the emulator's rework is worth.
 # Writes OUT_DIR/{device.txt, unit-tests.txt, gpu_forward.{txt,json}, gpu_forward_burst128.{txt,json},
-# gpu_forward_defer.{txt,json}}.
+# gpu_forward_stepwise.{txt,json}}.
 # All steps together stay under 10 minutes (timeouts 150 + 200 + 90 + 90 s).
 # Usage: scripts/gpu-forward-check.sh BIN_DIR OUT_DIR   (BIN_DIR: a CUDA build with gpunfv_tests
 # and gpuring_bench, e.g. cmake -B build-gpu -DGPUNFV_CUDA=ON && cmake --build build-gpu
@@ -38,6 +39,6 @@ log "gpuring_bench --gpu-forward, emulator burst 128 (wr, rd; 64 and 1518 B)"
 timeout 90 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --nic-burst 128 --nic-tx-burst 128 \
   --json "$OUT/gpu_forward_burst128.json" | tee "$OUT/gpu_forward_burst128.txt"
 
-log "gpuring_bench --gpu-forward, emulator rx wait deferred (wr, rd; 64 and 1518 B)"
-timeout 90 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --nic-defer-rx-wait \
-  --json "$OUT/gpu_forward_defer.json" | tee "$OUT/gpu_forward_defer.txt"
+log "gpuring_bench --gpu-forward, emulator pipelining and coalescing off (wr, rd; 64 and 1518 B)"
+timeout 90 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --nic-inflight 1 --nic-per-frame-copies \
+  --json "$OUT/gpu_forward_stepwise.json" | tee "$OUT/gpu_forward_stepwise.txt"

@@ -1,8 +1,10 @@
 // gpuring_bench --gpu-forward: forwarding between two GPU ring ports (P2PNIC's Figures 5-7 and
 // Table I shape): variants wr, rd, bn x frame sizes, throughput (Mpps, Gbit/s), latency
-// (p50/p90/p99 and CDF points in the JSON), CPU cores, bytes through host memory per packet,
-// and the emulator's copy engine alone as the peer (the limit) with ratio columns; then the
-// latency at half load, the latency cost of tail batching, and where the emulator's time goes.
+// (p50/p90/p99 and CDF points in the JSON, and each frame's split into the NIC's rx DMA, the
+// forwarding kernel's share and the NIC's tx DMA), CPU cores, bytes through host memory per
+// packet, and the emulator's copy engine alone as the peer (the limit) with ratio columns; then
+// the latency at half load, the latency cost of tail batching, and where the emulator's time
+// goes.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,8 @@ struct ForwardSweep {
   bool host = false;            // wr and rd on CPU threads over host memory too (no GPU)
   uint32_t nic_burst = 32;      // frames the emulator takes per rx step
   uint32_t nic_tx_burst = 64;   // descriptors per tx step
-  bool defer_rx_wait = false;   // NicEmulatorConfig::defer_rx_wait
+  uint32_t nic_inflight = 4;    // NicEmulatorConfig::inflight
+  bool coalesce = true;         // NicEmulatorConfig::coalesce
   double case_timeout_s = 20;
   std::string json_path;
 };

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <thread>
 
 #include "core/clock.h"
 #include "io/discard_port.h"
 #include "io/generator_port.h"
 #include "io/gpuring/dma_engine.h"
+#include "io/gpuring/rss.h"
 #include "io/gpuring/ring_session.h"
 #include "io/gpuring/staged_path.h"
 
@@ -38,6 +41,29 @@ void latency_stats(std::vector<uint32_t>& s, Result& r) {
   r.lat_max_ns = *std::max_element(s.begin(), s.end());
 }
 
+Spread spread_of(std::vector<uint32_t> s) {
+  Spread r;
+  if (s.empty()) return r;
+  std::sort(s.begin(), s.end());
+  auto at = [&](double q) {
+    return double(s[std::min(s.size() - 1, size_t(std::ceil(q * double(s.size()))) - (q > 0 ? 1 : 0))]);
+  };
+  r.p50 = at(0.5);
+  r.p90 = at(0.9);
+  r.p99 = at(0.99);
+  r.max = double(s.back());
+  return r;
+}
+
+std::string limit_of(double rx_blocked, double tx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses) {
+  if (rx_blocked >= 0.5) return "NIC rx copy engine";
+  if (tx_blocked >= 0.5) return "NIC tx copy engine";
+  if (double(ring_full + pauses) > 0.001 * double(offered)) return "GPU side (ring full)";
+  return "emulator CPU";
+}
+
+nlohmann::json Spread::json() const { return {{"p50_ns", p50}, {"p90_ns", p90}, {"p99_ns", p99}, {"max_ns", max}}; }
+
 nlohmann::json Result::json() const {
   return {{"path", c.path},
           {"rings", c.rings.rings},
@@ -56,6 +82,13 @@ nlohmann::json Result::json() const {
           {"mpps", mpps},
           {"copy_engine_mpps", c.copy_engine_pps / 1e6},
           {"latency_mean_ns", lat_mean_ns},
+          {"latency_p50_ns", lat_p50_ns},
+          {"latency_breakdown",
+           {{"nic_rx_dma", rx_dma.json()}, {"gpu_side", gpu_side.json()}, {"nic_tx_dma", tx_dma.json()}}},
+          {"emulator_rx_blocked", rx_blocked},
+          {"emulator_tx_blocked", tx_blocked},
+          {"rx_frames_per_copy", frames_per_copy},
+          {"limit", limit},
           {"latency_std_ns", lat_std_ns},
           {"latency_p99_ns", lat_p99_ns},
           {"latency_max_ns", lat_max_ns},
@@ -79,9 +112,14 @@ Result run_ring_case(const Case& c, const Env& env) {
   r.c = c;
   auto gen = make_generator(c, env);
   DiscardPort sink("sink", 1);
-  gr::NicEmulatorConfig nic;
+  gr::NicEmulatorConfig nic = env.nic;
+  // env.nic.burst frames per ring and step: spread over more rings, a step still makes runs of
+  // adjacent slots (one copy each) instead of one copy per frame.
+  nic.burst = env.nic.burst * c.rings.rings;
   nic.rate_pps = c.rate_pps;
   nic.max_latency_samples = c.packets;
+  nic.latency_breakdown = true;
+  nic.phase_timing = true;
   gr::RingSession s(c.rings, env.host ? gr::Placement::host : gr::Placement::device, *gen, &sink, nic);
   const double cpu0 = process_cpu_seconds();
   const uint64_t t0 = monotonic_ns();
@@ -99,7 +137,16 @@ Result run_ring_case(const Case& c, const Env& env) {
   r.reordered_in_ring = rep.nic.reordered_in_ring;
   if (rep.nic.tx_last_ns > rep.nic.rx_first_ns)
     r.mpps = double(r.sent) / (double(rep.nic.tx_last_ns - rep.nic.rx_first_ns) / 1e3);
+  r.lat_p50_ns = spread_of(rep.nic.latency_ns).p50;
   latency_stats(rep.nic.latency_ns, r);
+  r.rx_dma = spread_of(rep.nic.breakdown.rx_dma_ns);
+  r.gpu_side = spread_of(rep.nic.breakdown.gpu_ns);
+  r.tx_dma = spread_of(rep.nic.breakdown.tx_dma_ns);
+  const gr::NicPhaseTimes& ph = rep.nic.phases;
+  r.rx_blocked = double(ph.rx_wait_ns + ph.rx_desc_fetch_ns) / 1e9 / wall;  // on its copy engine
+  r.frames_per_copy = ph.rx_data_copies ? double(ph.rx_frames) / double(ph.rx_data_copies) : 0;
+  r.tx_blocked = double(ph.tx_wait_ns) / 1e9 / wall;
+  if (c.rate_pps == 0) r.limit = limit_of(r.rx_blocked, r.tx_blocked, r.offered, rep.nic.drops_ring_full, rep.nic.pauses);
   r.cpu_cores = cpu / wall;
   r.driver_cores = std::max(0.0, cpu - double(rep.nic.thread_cpu_ns) / 1e9) / wall;
   r.accounting = rep.accounting_errors();
@@ -161,7 +208,126 @@ Result run_staged_case(const Case& c, const Env& env) {
   return r;
 }
 
-double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host) {
+double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host, uint32_t inflight,
+                       bool coalesce) {
+  gr::RingParams p;
+  p.rings = 1;
+  p.ring_size = 1024;
+  burst = std::clamp<uint32_t>(burst, 1, p.ring_size / 2);
+  inflight = std::clamp<uint32_t>(inflight, 1, 64);
+  gr::RingSet rings(p, host ? gr::Placement::host : gr::Placement::device);
+  const gr::RingSetView& v = rings.view();
+  auto rx = host ? gr::make_host_dma_engine() : gr::make_cuda_dma_engine(true);
+  auto tx = rx->make_peer();
+  // Staging as the emulator's: one entry per descriptor, slot-sized.
+  Batch rx_frames(p.ring_size, p.slot_bytes, MemoryKind::host_pinned), tx_frames(p.ring_size, p.slot_bytes, MemoryKind::host_pinned);
+  const size_t pitch = rx_frames.stride();
+  uint8_t* rx_base = rx_frames.base() + rx_frames.layout().off_data;
+  uint8_t* tx_base = tx_frames.base() + tx_frames.layout().off_data;
+  auto* rx_wb = static_cast<gr::RxDesc*>(rx->alloc_staging(sizeof(gr::RxDesc) * p.ring_size));
+  auto* tx_mirror = static_cast<gr::TxDesc*>(tx->alloc_staging(sizeof(gr::TxDesc) * p.ring_size));
+  auto* tx_wb = static_cast<gr::TxDesc*>(tx->alloc_staging(sizeof(gr::TxDesc) * p.ring_size));
+  // Descriptor d names slot d, so a burst of adjacent descriptors is a run of adjacent slots.
+  auto next = [&](uint32_t d) { return d + 2 * burst > p.ring_size ? 0u : d + burst; };
+  auto frames_copy = [&](gr::DmaEngine& e, uint32_t d, bool in) {
+    if (coalesce) {
+      if (in)
+        e.copy_rows(v.slot_ptr(d), p.slot_bytes, rx_base + d * pitch, pitch, size, burst);
+      else
+        e.copy_rows(tx_base + d * pitch, pitch, v.slot_ptr(d), p.slot_bytes, size, burst);
+      return;
+    }
+    std::vector<void*> dst(burst);
+    std::vector<const void*> src(burst);
+    std::vector<size_t> sizes(burst, size);
+    for (uint32_t i = 0; i < burst; ++i) {
+      dst[i] = in ? static_cast<void*>(v.slot_ptr(d + i)) : tx_base + (d + i) * pitch;
+      src[i] = in ? static_cast<const void*>(rx_base + (d + i) * pitch) : v.slot_ptr(d + i);
+    }
+    if (in)
+      e.write_gather(dst, src, sizes);
+    else
+      e.read_gather(dst, src, sizes);
+  };
+  // The emulator's own work per frame comes with it: taken from a generator, RSS, staged.
+  GeneratorPort gen(ConfigNode(YAML::Load(fmt::format("{{name: gen, type: generator, count: {}, size: {}, "
+                                                      "flows: 4096, seed: 1}}", packets + burst, size)),
+                               "gpuring_bench"),
+                    0, PortContext{});
+  const gr::Rss rss(1);
+  Batch source(burst, p.slot_bytes, MemoryKind::host);
+  uint64_t rx_ns = 0, tx_ns = 0;
+  uint32_t hashes = 0;
+  auto rx_side = [&] {
+    const uint64_t t0 = monotonic_ns();
+    std::deque<uint64_t> tickets;
+    uint32_t d = 0;
+    for (uint64_t moved = 0; moved < packets; moved += burst, d = next(d)) {
+      if (tickets.size() >= inflight) {
+        rx->wait_for(tickets.front());
+        tickets.pop_front();
+      }
+      source.set_count(0);
+      while (source.count() < burst && !gen.rx_done()) gen.rx_burst(source, burst - source.count());
+      const BatchView sv = source.view();
+      for (uint32_t i = 0; i < source.count(); ++i) {
+        const uint8_t* frame = sv.data.framework_data() + size_t(i) * sv.stride;
+        const gr::RssResult r = rss.classify(frame, sv.len[i]);
+        hashes ^= r.hash;
+        std::memcpy(rx_base + (d + i) * pitch, frame, sv.len[i]);
+        rx_wb[d + i].qword[0] = r.hash;
+        rx_wb[d + i].qword[1] = gr::rx_upper(gr::kRxStatusDD | gr::kRxStatusEOP, sv.len[i], 0);
+      }
+      frames_copy(*rx, d, true);                              // frames into slots
+      rx->write_descriptors(v.rx_desc + d, rx_wb + d, burst);  // write-backs behind them
+      tickets.push_back(rx->mark());
+    }
+    rx->wait();
+    rx_ns = monotonic_ns() - t0;
+  };
+  auto tx_side = [&] {
+    const uint64_t t0 = monotonic_ns();
+    struct Item {
+      uint64_t ticket;
+      uint32_t d;
+      bool fetched;
+    };
+    std::deque<Item> items;
+    uint64_t issued = 0, done = 0;
+    uint32_t d = 0;
+    while (done < packets) {
+      while (issued < packets && items.size() < 2 * inflight) {
+        tx->read_async(tx_mirror + d, v.tx_desc + d, sizeof(gr::TxDesc) * burst);  // descriptor fetch
+        items.push_back({tx->mark(), d, false});
+        issued += burst;
+        d = next(d);
+      }
+      tx->wait_for(items.front().ticket);
+      Item it = items.front();
+      items.pop_front();
+      if (!it.fetched) {
+        frames_copy(*tx, it.d, false);                                 // frames out
+        tx->write_descriptors(v.tx_desc + it.d, tx_wb + it.d, burst);  // DD behind them
+        items.push_back({tx->mark(), it.d, true});
+      } else {
+        done += burst;
+      }
+    }
+    tx->wait();
+    tx_ns = monotonic_ns() - t0;
+  };
+  std::thread a(rx_side), b(tx_side);
+  a.join();
+  b.join();
+  if (hashes == 0x5A5A5A5Au) fmt::print(" ");  // keeps the RSS work from being optimised away
+  rx->free_staging(rx_wb);
+  tx->free_staging(tx_mirror);
+  tx->free_staging(tx_wb);
+  const uint64_t moved = (packets + burst - 1) / burst * burst;
+  return double(moved) / (double(std::max(rx_ns, tx_ns)) / 1e9);
+}
+
+double copy_engine_pps_stepwise(uint32_t size, uint32_t burst, uint64_t packets, bool host) {
   gr::RingParams p;
   p.rings = 1;
   p.ring_size = 1024;

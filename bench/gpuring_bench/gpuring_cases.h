@@ -1,5 +1,7 @@
 // Cases of bench/gpuring_bench: one run of the GPU ring port, of the host-staged path, and of
-// the NIC emulator's copy engine alone, each measured into a Result row.
+// the NIC emulator's copy engine alone, each measured into a Result row. Ring rows split each
+// frame's latency into the NIC's rx DMA, the GPU side and the NIC's tx DMA
+// (NicLatencyBreakdown), so a reader sees whose share is whose.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "io/gpuring/gpu_ring_runner.h"
+#include "io/gpuring/nic_emulator.h"
 #include "io/gpuring/ring_params.h"
 #include "io/port_factory.h"
 
@@ -26,10 +29,24 @@ struct Case {
   uint64_t staged_timeout_ns = 50000;
 };
 
+// Percentiles of one latency component (ns).
+struct Spread {
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;
+  nlohmann::json json() const;
+};
+Spread spread_of(std::vector<uint32_t> samples);
+
 struct Result {
   Case c;
   uint64_t offered = 0, sent = 0, lost = 0, reordered = 0, reordered_in_ring = 0;
   double mpps = 0, lat_mean_ns = 0, lat_std_ns = 0, lat_p99_ns = 0, lat_max_ns = 0;
+  double lat_p50_ns = 0;
+  Spread rx_dma, gpu_side, tx_dma;  // the latency breakdown (ring rows)
+  double rx_blocked = 0;       // fraction of the run the emulator's rx thread waited for its copy engine
+  double tx_blocked = 0;       // ... its tx side had every step in flight with descriptors waiting
+  double frames_per_copy = 0;  // rx frames per copy-engine data operation (coalescing)
+  // Unpaced rows: what held the rate (limit_of); "-" for paced rows.
+  std::string limit = "-";
   double cpu_cores = 0, driver_cores = 0;
   std::string accounting;  // empty when every packet and slot is accounted for
   bool drained = true;     // false: the loops did not drain within Env::case_timeout_s (aborted)
@@ -44,13 +61,31 @@ struct Env {
   PortContext ctx;               // for the generator's dst_from
   std::string generator_extra;   // e.g. "dst_from: r1"
   double case_timeout_s = 20;    // a ring case's drain limit (then aborted; the watchdog ends a hang)
+  // The emulator's settings (burst, inflight, coalesce); rate, samples and timing set per case.
+  ::gpunfv::gpuring::NicEmulatorConfig nic;
 };
+
+// What limits an unpaced ring row: the NIC's rx copy engine when its rx thread spent at least
+// half the run waiting for it; its tx side when posted descriptors waited for a free tx step
+// at least half the run (the ring then fills behind it); else the GPU side when frames found
+// the rx ring full (dropped, or held by flow control) for more than 0.1% of them; else the
+// emulator's own CPU work (taking frames from the source, RSS, staging).
+std::string limit_of(double rx_blocked, double tx_blocked, uint64_t offered, uint64_t ring_full, uint64_t pauses);
 
 Result run_ring_case(const Case& c, const Env& env);
 Result run_staged_case(const Case& c, const Env& env);
-// Packets per second the emulator's copy engine moves for frames of `size` bytes (rx copy in,
-// descriptor write-back, tx descriptor read, copy out, DD write-back), with no GPU side.
-double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host = false);
+// Packets per second the emulator moves for frames of `size` bytes with no GPU side: its copy
+// engine used the way the emulator now uses it, with the emulator's own per-frame work. An rx
+// thread (frames taken from a generator, RSS, staged; then into adjacent slots in one pitched
+// copy per burst when `coalesce`, one copy each otherwise, then the descriptor write-backs)
+// and a tx thread (descriptor fetch, then the frames out and the DD write-backs), each on its
+// own engine with `inflight` bursts in flight. Both move `packets` frames; the rate is over the
+// slower. The ring rows' offered load is a fraction of this.
+double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host = false, uint32_t inflight = 4,
+                       bool coalesce = true);
+// The same DMA work as the emulator once did it: one thread, one copy per frame, each step
+// waiting for its copies before the next (the "before" of the emulator's rework).
+double copy_engine_pps_stepwise(uint32_t size, uint32_t burst, uint64_t packets, bool host = false);
 
 // Latency statistics of samples (ns).
 void latency_stats(std::vector<uint32_t>& samples, Result& r);

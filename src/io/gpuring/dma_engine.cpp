@@ -26,6 +26,12 @@ class HostDmaEngine final : public DmaEngine {
                    std::span<const size_t> sizes) override {
     write_gather(dsts, srcs, sizes);
   }
+  void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                 size_t rows) override {
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* s = static_cast<const uint8_t*>(src);
+    for (size_t i = 0; i < rows; ++i) std::memcpy(d + i * dst_pitch, s + i * src_pitch, width);
+  }
   void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
     auto* dst = static_cast<uint64_t*>(ring_dst);
     const auto* src = static_cast<const uint64_t*>(host_src);
@@ -39,7 +45,11 @@ class HostDmaEngine final : public DmaEngine {
     // caller has load-acquired: plain reads see them.
     std::memcpy(host_dst, ring_src, bytes);
   }
+  void read_async(void* host_dst, const void* ring_src, size_t bytes) override { read(host_dst, ring_src, bytes); }
   void wait() override {}
+  uint64_t mark() override { return ++issued_; }
+  bool reached(uint64_t) override { return true; }
+  void wait_for(uint64_t) override {}
   const char* name() const override { return "memcpy"; }
   void* alloc_staging(size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -47,6 +57,10 @@ class HostDmaEngine final : public DmaEngine {
     return p;
   }
   void free_staging(void* p) override { std::free(p); }
+  std::unique_ptr<DmaEngine> make_peer() const override { return std::make_unique<HostDmaEngine>(); }
+
+ private:
+  uint64_t issued_ = 0;
 };
 
 #if GPUNFV_HAVE_CUDA
@@ -54,8 +68,14 @@ class CudaDmaEngine final : public DmaEngine {
  public:
   explicit CudaDmaEngine(bool batched) : batched_(batched) {
     GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    events_.resize(kMaxTicketsInFlight);
+    for (cudaEvent_t& e : events_) GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  ~CudaDmaEngine() override { cudaStreamDestroy(stream_); }
+  ~CudaDmaEngine() override {
+    cudaStreamSynchronize(stream_);
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
+  }
 
   void write_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
                     std::span<const size_t> sizes) override {
@@ -64,6 +84,17 @@ class CudaDmaEngine final : public DmaEngine {
   void read_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
                    std::span<const size_t> sizes) override {
     gather(dsts, srcs, sizes);
+  }
+  void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                 size_t rows) override {
+    if (rows == 0 || width == 0) return;
+    if (rows == 1 || (dst_pitch == src_pitch && 2 * width >= dst_pitch)) {
+      // Rows filling at least half their pitch: one linear span is cheaper for the engine than
+      // a pitched copy, and the gaps between rows are the caller's too (see the header).
+      GPUNFV_CUDA(cudaMemcpyAsync(dst, src, (rows - 1) * dst_pitch + width, cudaMemcpyDefault, stream_));
+    } else {
+      GPUNFV_CUDA(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, stream_));
+    }
   }
   void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
     // One copy; the copy engine writes each 16-byte descriptor no narrower than 8-byte aligned
@@ -74,7 +105,35 @@ class CudaDmaEngine final : public DmaEngine {
     GPUNFV_CUDA(cudaMemcpyAsync(host_dst, ring_src, bytes, cudaMemcpyDefault, stream_));
     GPUNFV_CUDA(cudaStreamSynchronize(stream_));
   }
-  void wait() override { GPUNFV_CUDA(cudaStreamSynchronize(stream_)); }
+  void read_async(void* host_dst, const void* ring_src, size_t bytes) override {
+    GPUNFV_CUDA(cudaMemcpyAsync(host_dst, ring_src, bytes, cudaMemcpyDefault, stream_));
+  }
+  void wait() override {
+    GPUNFV_CUDA(cudaStreamSynchronize(stream_));
+    completed_ = issued_;
+  }
+  uint64_t mark() override {
+    // The event slot of ticket t is reused by t + kMaxTicketsInFlight: that one must be done.
+    if (issued_ + 1 > completed_ + kMaxTicketsInFlight) wait_for(issued_ + 1 - kMaxTicketsInFlight);
+    ++issued_;
+    GPUNFV_CUDA(cudaEventRecord(events_[issued_ % kMaxTicketsInFlight], stream_));
+    return issued_;
+  }
+  bool reached(uint64_t ticket) override {
+    if (ticket <= completed_) return true;
+    // Copies on one stream complete in order: the ticket's own event says it all.
+    const cudaError_t e = cudaEventQuery(events_[ticket % kMaxTicketsInFlight]);
+    if (e == cudaErrorNotReady) return false;
+    GPUNFV_CUDA(e);
+    completed_ = ticket;
+    return true;
+  }
+  void wait_for(uint64_t ticket) override {
+    // Spins on the event (the emulator's threads own their cores, as a NIC's engines would):
+    // a blocking synchronization would add the scheduler's wake-up to every DMA.
+    while (!reached(ticket)) {
+    }
+  }
   const char* name() const override {
     return batched_ ? "cuda copy engine (cudaMemcpyBatchAsync)" : "cuda copy engine (cudaMemcpyAsync)";
   }
@@ -84,6 +143,7 @@ class CudaDmaEngine final : public DmaEngine {
     return p;
   }
   void free_staging(void* p) override { cudaFreeHost(p); }
+  std::unique_ptr<DmaEngine> make_peer() const override { return std::make_unique<CudaDmaEngine>(batched_); }
 
  private:
   void gather(std::span<void* const> dsts, std::span<const void* const> srcs,
@@ -107,6 +167,8 @@ class CudaDmaEngine final : public DmaEngine {
   }
 
   cudaStream_t stream_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  uint64_t issued_ = 0, completed_ = 0;
   bool batched_;
 };
 #endif

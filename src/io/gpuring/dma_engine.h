@@ -1,13 +1,19 @@
 // The NIC emulator's DMA engine: how it reaches ring memory. On the GPU build it is the GPU's
-// copy engine (cudaMemcpyAsync / cudaMemcpyBatchAsync on the emulator's own stream), which is
-// what stands in for the NIC's PCIe DMA; in host memory it is memcpy. Copies run in the order
-// issued; wait() returns when all have completed.
+// copy engine (cudaMemcpyAsync / cudaMemcpy2DAsync / cudaMemcpyBatchAsync on the engine's own
+// stream), which is what stands in for the NIC's PCIe DMA; in host memory it is memcpy.
+// Copies run in the order issued. Completion is tracked two ways: wait() returns when
+// everything issued has completed; mark() hands out a ticket for everything issued so far,
+// which reached() polls and wait_for() waits on, so a caller can keep several steps of copies
+// in flight (an event per ticket on the GPU; the memcpy engine completes every copy at once).
+// One engine serves one thread; make_peer() gives another thread an engine of its own (its own
+// stream), so the emulator's rx and tx sides never wait for each other's copies.
 //
 // Errors: GpuError from the CUDA engine when a copy fails; make_cuda_dma_engine throws
 // std::runtime_error in a build without CUDA.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 
@@ -21,15 +27,35 @@ class DmaEngine {
                             std::span<const size_t> sizes) = 0;
   virtual void read_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
                            std::span<const size_t> sizes) = 0;
+  // `rows` blocks of `width` bytes, the i-th from src + i * src_pitch to dst + i * dst_pitch,
+  // as one operation (a pitched copy: the copy engine moves a run of adjacent packet slots in
+  // one go). Either side may be ring memory. The engine may also move the bytes between the
+  // rows (one linear span when the rows fill most of their pitch), so both whole spans must be
+  // the caller's.
+  virtual void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                         size_t rows) = 0;
   // `count` 16-byte descriptors into ring memory, each's upper quadword (DD) visible no earlier
   // than its lower one, and after every copy issued before.
   virtual void write_descriptors(void* ring_dst, const void* host_src, size_t count) = 0;
+  // Synchronous: returns with the bytes in host_dst (and every copy issued before completed).
   virtual void read(void* host_dst, const void* ring_src, size_t bytes) = 0;
+  // Asynchronous: the bytes are in host_dst once a ticket marked after it is reached.
+  virtual void read_async(void* host_dst, const void* ring_src, size_t bytes) = 0;
   virtual void wait() = 0;
+  // A ticket covering every copy issued so far (tickets increase from 1). At most
+  // kMaxTicketsInFlight may be outstanding: mark() waits for the oldest beyond that.
+  virtual uint64_t mark() = 0;
+  // Whether every copy the ticket covers has completed (never blocks).
+  virtual bool reached(uint64_t ticket) = 0;
+  virtual void wait_for(uint64_t ticket) = 0;
   virtual const char* name() const = 0;
   // Staging memory the engine copies from/to fastest (pinned on the GPU build).
   virtual void* alloc_staging(size_t bytes) = 0;
   virtual void free_staging(void* p) = 0;
+  // Another engine of the same kind with its own ordered queue (stream), for another thread.
+  virtual std::unique_ptr<DmaEngine> make_peer() const = 0;
+
+  static constexpr uint32_t kMaxTicketsInFlight = 256;
 };
 
 std::unique_ptr<DmaEngine> make_host_dma_engine();

@@ -1,8 +1,10 @@
 // Port-to-port forwarding between two GPU ring ports (P2PNIC, issue 7): the loop one kernel
-// block (one thread of it) runs per ring pair, or a CPU thread in tests and for the `bn`
-// variant. No host thread is in the data path: the block polls port A's rx ring, hands the
-// slot a packet arrived in to port B's tx ring (descriptor hand-over, zero copy), and reclaims
-// it once B's NIC has sent it.
+// block's warp runs per ring pair (a Team, team.h: lane 0 runs the ring protocol, the warp
+// takes each frame's sampled integrity sum, so large frames cost no more round trips than
+// small ones), or a CPU thread (a team of one) in tests and for the `bn` variant. No host
+// thread is in the data path: the block polls port A's rx ring, hands the slot a packet
+// arrived in to port B's tx ring (descriptor hand-over, zero copy), and reclaims it once B's
+// NIC has sent it.
 //
 // The two views share one slot pool (ForwardRings sets them up, forward_rings.h): A's rx
 // descriptors are re-armed from it and B's tx completions return to it. Whose pool that is is
@@ -22,6 +24,7 @@
 
 #include "io/forward/sampled_integrity.h"
 #include "io/gpuring/ring_loops.h"
+#include "io/gpuring/team.h"
 
 namespace gpunfv::gpuring {
 
@@ -39,77 +42,140 @@ struct NoTamper {
   GPUNFV_HD void operator()(uint8_t*, uint32_t) const {}
 };
 
-inline constexpr uint32_t kForwardRxBurst = 32;  // rx polls per turn before tx gets a look
+inline constexpr uint32_t kForwardRxBurst = 32;  // rx packets per turn (at least) before tx gets a look
 
-// B's tx admission: the integrity check. A packet that fails is dropped on A's rx counters
-// (the slot goes back to the pool by drop); one that passes counts as passed there.
-template <typename Tamper>
-struct ForwardAdmit {
-  const ForwardView& f;
-  RxRing& rx;
-  Tamper& tamper;
-  GPUNFV_HD bool operator()(uint32_t slot, uint32_t len) {
-    uint8_t* frame = f.rx.slot_ptr(slot);
-    tamper(frame, len);
-    if (f.integrity && sampled_integrity(frame, len) != f.sums[slot]) {
-      rx.drop(RxPacket{slot, len, 0}, DropReason::integrity_mismatch);
-      return false;
-    }
-    rx.passed();
-    return true;
-  }
-};
-
-template <typename View, typename Fn, typename Tamper>
+template <typename View, typename Fn, typename Tamper, typename Team = SoloTeam>
 GPUNFV_HD void forward_ring_loop(const ForwardView& f, uint32_t ring, uint16_t port_id,
-                                 const View& nf, Fn fn, Tamper tamper) {
+                                 const View& nf, Fn fn, Tamper tamper, Team team = {}) {
+  // Every lane builds the protocol objects (their constructors only read); only the leader
+  // uses them (team.h).
   RxRing rx(f.rx, ring);
   TxRing tx(f.tx, ring);
   SpscQueue<uint64_t> to_tx = to_tx_queue(f.rx, ring);  // producer; tx holds the consumer
-  ForwardAdmit<Tamper> admit{f, rx, tamper};
+  const bool lead = team.leader();
+  const uint32_t lane = team.lane();
   uint32_t idle = 0;
   for (;;) {
-    RxRing::Poll got = RxRing::Poll::empty;
+    // rx: take up to a team's worth of packets, route each on its own lane, take their
+    // integrity sums (several frames at once, a group of lanes each), then queue them for B's
+    // tx ring in ring order.
     uint32_t received = 0;
+    RxRing::Poll none = RxRing::Poll::empty;
+    bool empty = false;
     while (received < kForwardRxBurst) {
-      RxPacket pkt;
-      got = rx.poll(pkt);
-      if (got != RxRing::Poll::packet) break;
-      ++received;
-      uint32_t len = pkt.length;
-      if (f.route) {
-        const DropReason why = run_nf_in_place(f.rx, pkt.slot, len, port_id, nf, fn);
-        if (why != DropReason::none) {
-          rx.drop(pkt, why);
-          continue;
+      RxPacket mine{};
+      const uint32_t k = rx.receive(team, mine, none);
+      if (k == 0) {
+        empty = none == RxRing::Poll::empty;
+        break;
+      }
+      received += k;
+      uint32_t len = mine.length, why = 0;
+      if (f.route && lane < k) why = static_cast<uint32_t>(run_nf_in_place(f.rx, mine.slot, len, port_id, nf, fn));
+      team.sync();  // the routers' writes before the lanes read the frames
+      if (f.integrity) {
+        const bool keep = lane < k && why == 0;
+        team_each_frame(team, k, keep ? len : 0u, [&](uint32_t i, uint32_t group) {
+          // Packet i (its group's), from lane i.
+          const uint32_t slot_i = team.from(i < k ? i : 0, mine.slot);
+          const uint32_t len_i = team.from(i < k ? i : 0, len);
+          const uint32_t why_i = team.from(i < k ? i : 0, why);  // team-wide: not behind the i < k test
+          const bool take = i < k && why_i == 0;
+          const uint32_t sum = team_sampled_integrity_grouped(team, group, take ? f.rx.slot_ptr(slot_i) : nullptr,
+                                                              take ? len_i : 0u);
+          if (take && lane % group == 0) f.sums[slot_i] = sum;
+          return true;
+        });
+        team.sync();  // every group's sums are written before the tx side reads them
+      }
+      for (uint32_t i = 0; i < k; ++i) {
+        // Team-wide: every lane takes part in each from() (never inside a leader-only branch).
+        const uint32_t slot = team.from(i, mine.slot);
+        const uint32_t out_len = team.from(i, len);
+        const uint32_t verdict = team.from(i, why);
+        if (!lead) continue;
+        if (verdict != 0)
+          rx.drop(RxPacket{slot, out_len, 0}, static_cast<DropReason>(verdict));
+        else
+          to_tx.push_unpublished(uint64_t(slot) | (uint64_t(out_len) << 32));  // holds every slot: never full
+      }
+      if (lead) to_tx.publish_tail();
+    }
+    if (lead) rx.flush_tail(false);
+    const uint32_t freed = tx.reclaim(team);
+    // tx admission, a team's worth of packets at a time: each lane reads one queued entry, the
+    // groups verify the integrity sums (a mismatch is dropped on A's rx counters, the slot freed
+    // by drop), and the leader posts B's descriptors naming the same slots, in queue order.
+    uint32_t posted = 0;
+    for (;;) {
+      const uint32_t n = team.share(lead ? tx.postable(team.size()) : 0u);
+      if (n == 0) break;
+      const uint32_t first = team.share(lead ? tx.queue_head() : 0u);
+      team.sync();  // the leader has seen them queued: the lanes may read the entries
+      const uint64_t entry = lane < n ? tx.queued_entry(first + lane) : 0;
+      const auto slot = static_cast<uint32_t>(entry);
+      const auto len = static_cast<uint32_t>(entry >> 32);
+      if (lane < n) tamper(f.rx.slot_ptr(slot), len);
+      uint32_t intact = 1;
+      if (f.integrity) {
+        team.sync();  // the tamper hook's writes before the groups read
+        uint32_t verdict_for_me = 1;
+        team_each_frame(team, n, lane < n ? len : 0u, [&](uint32_t i, uint32_t group) {
+          const uint32_t slot_i = team.from(i < n ? i : 0, slot);
+          const uint32_t len_i = team.from(i < n ? i : 0, len);
+          const uint32_t sum = team_sampled_integrity_grouped(team, group, i < n ? f.rx.slot_ptr(slot_i) : nullptr,
+                                                              i < n ? len_i : 0u);
+          const uint32_t ok = i < n && sum == f.sums[slot_i] ? 1u : 0u;
+          return ok;
+        }, &verdict_for_me);
+        intact = verdict_for_me;
+      }
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t slot_i = team.from(i, slot);
+        const uint32_t len_i = team.from(i, len);
+        const uint32_t ok = team.from(i, intact);
+        if (!lead) continue;
+        if (ok) {
+          rx.passed();
+          tx.post_slot(slot_i, len_i);
+          ++posted;
+        } else {
+          rx.drop(RxPacket{slot_i, len_i, 0}, DropReason::integrity_mismatch);
         }
       }
-      if (f.integrity) f.sums[pkt.slot] = sampled_integrity(f.rx.slot_ptr(pkt.slot), len);
-      to_tx.push(uint64_t(pkt.slot) | (uint64_t(len) << 32));  // holds every slot: never full
+      if (lead) tx.consume_queued(n);
     }
-    rx.flush_tail(false);
-    const uint32_t freed = tx.reclaim();
-    const uint32_t posted = tx.post(admit);
-    tx.flush_tail(false);
-    if (received || freed || posted) continue;
-    if (++idle % kFlagEvery == 0) {
+    if (lead) tx.flush_tail(false);
+    if (team.share(received + freed + posted) != 0) continue;
+    // Idle: look at the stop word every kFlagEvery rounds (host memory: a PCIe read).
+    constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
+    uint32_t action = kKeepGoing;
+    if (lead && ++idle % kFlagEvery == 0) {
       const uint32_t stop = load_acquire_sys(&f.rx.flags->stop);
       if (stop == kStopAbort) {
+        action = kAbort;
+      } else if (stop == kStopDrain && empty && tx.queue_empty()) {
+        rx.flush_tail(true);
+        tx.flush_tail(true);
+        if (tx.outstanding() == 0) action = kDrained;
+      }
+    }
+    action = team.share(action);
+    if (action == kAbort) {
+      if (lead) {
         rx.finish(2u);
         tx.flush_tail(true);
         tx.finish(2u);
-        return;
       }
-      if (stop == kStopDrain && got == RxRing::Poll::empty && tx.queue_empty()) {
-        rx.flush_tail(true);
-        tx.flush_tail(true);
-        if (tx.outstanding() == 0) break;
-      }
+      return;
     }
+    if (action == kDrained) break;
     ring_idle();
   }
-  rx.finish();
-  tx.finish();
+  if (lead) {
+    rx.finish();
+    tx.finish();
+  }
 }
 
 }  // namespace gpunfv::gpuring

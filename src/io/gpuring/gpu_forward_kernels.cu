@@ -10,13 +10,23 @@ namespace gpunfv::gpuring {
 
 namespace {
 
+// One warp per ring pair: lane 0 runs the ring protocol, the warp shares the per-frame work
+// (forward_loops.h, team.h).
 template <typename View, typename Fn>
 __global__ void forward_pairs_kernel(ForwardView f, uint16_t port_id, View nf, Fn fn) {
-  if (threadIdx.x != 0) return;
-  forward_ring_loop(f, blockIdx.x, port_id, nf, fn, NoTamper{});
+  forward_ring_loop(f, blockIdx.x, port_id, nf, fn, NoTamper{}, WarpTeam{});
 }
 
-constexpr unsigned kThreads = 32;
+constexpr unsigned kThreads = 32;  // exactly one warp: every lane takes part in the team's calls
+
+__global__ void integrity_by_warps_kernel(const uint8_t* frames, uint32_t stride, const uint16_t* len,
+                                          uint32_t n, uint32_t* out) {
+  const WarpTeam team;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {
+    const uint32_t sum = team_sampled_integrity(team, frames + size_t(i) * stride, len[i]);
+    if (team.leader()) out[i] = sum;
+  }
+}
 
 template <typename View, typename Fn>
 void launch(const ForwardView& f, uint16_t port_id, const View& nf, Fn fn, cudaStream_t stream) {
@@ -65,7 +75,41 @@ class CudaForwardRunner final : public GpuRingRunner {
   bool finished_ = false;
 };
 
+// Frames [32 b, 32 b + 32) to block b's warp, lane i holding frame 32 b + i, summed several at
+// once as the forwarding loop sums a burst (team_each_frame).
+__global__ void integrity_by_warp_groups_kernel(const uint8_t* frames, uint32_t stride, const uint16_t* len,
+                                                uint32_t n, uint32_t* out) {
+  const WarpTeam team;
+  const uint32_t base = blockIdx.x * 32u;
+  const uint32_t count = n - base < 32u ? n - base : 32u;
+  const uint32_t lane = team.lane();
+  const uint32_t my_len = lane < count ? len[base + lane] : 0u;
+  uint32_t mine = 0;
+  team_each_frame(team, count, my_len, [&](uint32_t i, uint32_t group) {
+    const uint32_t len_i = team.from(i < count ? i : 0u, my_len);
+    return team_sampled_integrity_grouped(team, group, i < count ? frames + size_t(base + i) * stride : nullptr,
+                                          len_i);
+  }, &mine);
+  if (lane < count) out[base + lane] = mine;
+}
+
 }  // namespace
+
+void sampled_integrity_by_warp_groups(const uint8_t* frames, uint32_t stride, const uint16_t* len, uint32_t n,
+                                      uint32_t* out) {
+  if (n == 0) return;
+  integrity_by_warp_groups_kernel<<<(n + 31) / 32, kThreads>>>(frames, stride, len, n, out);
+  GPUNFV_CUDA(cudaGetLastError());
+  GPUNFV_CUDA(cudaDeviceSynchronize());
+}
+
+void sampled_integrity_by_warps(const uint8_t* frames, uint32_t stride, const uint16_t* len, uint32_t n,
+                                uint32_t* out) {
+  if (n == 0) return;
+  integrity_by_warps_kernel<<<n < 1024 ? n : 1024, kThreads>>>(frames, stride, len, n, out);
+  GPUNFV_CUDA(cudaGetLastError());
+  GPUNFV_CUDA(cudaDeviceSynchronize());
+}
 
 std::unique_ptr<GpuRingRunner> launch_gpu_forward_runner(ForwardRings& rings, uint16_t port_id,
                                                          const NfHook& hook) {

@@ -8,5 +8,11 @@ namespace gpunfv::gpuring {
 std::unique_ptr<GpuRingRunner> launch_gpu_forward_runner(ForwardRings&, uint16_t, const NfHook&) {
   throw std::runtime_error("gpuring forward: the forwarding kernel needs a build with CUDA");
 }
+void sampled_integrity_by_warps(const uint8_t*, uint32_t, const uint16_t*, uint32_t, uint32_t*) {
+  throw std::runtime_error("gpuring forward: warps need a build with CUDA");
+}
+void sampled_integrity_by_warp_groups(const uint8_t*, uint32_t, const uint16_t*, uint32_t, uint32_t*) {
+  throw std::runtime_error("gpuring forward: warps need a build with CUDA");
+}
 }  // namespace gpunfv::gpuring
 #endif

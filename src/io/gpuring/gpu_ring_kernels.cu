@@ -16,17 +16,18 @@ namespace {
 // concurrently (which CUDA does not promise: two streams may share one of the device's
 // CUDA_DEVICE_MAX_CONNECTIONS hardware queues, and then the second kernel waits for the first,
 // which spins for ever), and only one kernel has to be loaded before any block spins.
+// Each block is one warp, a Team (team.h): lane 0 runs the ring protocol, the lanes share the
+// per-packet work (rx: up to 32 packets classified and run through the NF at once).
 template <typename View, typename Fn>
 __global__ void ring_pairs_kernel(RingSetView v, uint16_t port_id, View nf, Fn fn) {
-  if (threadIdx.x != 0) return;
   const uint32_t rings = v.p.rings;
   if (blockIdx.x < rings)
-    tx_ring_loop(v, blockIdx.x);
+    tx_ring_loop(v, blockIdx.x, WarpTeam{});
   else
-    rx_ring_loop(v, blockIdx.x - rings, port_id, nf, fn);
+    rx_ring_loop(v, blockIdx.x - rings, port_id, nf, fn, WarpTeam{});
 }
 
-constexpr unsigned kThreads = 32;
+constexpr unsigned kThreads = 32;  // exactly one warp: every lane takes part in the team's calls
 
 template <typename View, typename Fn>
 void launch_ring_pairs(const RingSetView& v, uint16_t port_id, const View& nf, Fn fn, cudaStream_t stream) {

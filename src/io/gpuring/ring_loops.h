@@ -1,8 +1,12 @@
-// The persistent loops of one ring pair: what each rx and tx kernel block runs (one thread per
-// block), and what a CPU thread runs in tests. The NF hook is the framework's per-packet step:
-// classify the frame (parse, size check, flow hash), then the NF's __host__ __device__
-// function `Fn(const View&, PacketRef) -> DropReason` on the packet in its slot, in place. A
-// packet that passes goes to the tx side; a dropped one frees its slot, counted by reason.
+// The persistent loops of one ring pair: what each rx and tx kernel block runs (its warp, as a
+// Team: team.h), and what a CPU thread runs (a team of one) in tests. The NF hook is the
+// framework's per-packet step: classify the frame (parse, size check, flow hash), then the
+// NF's __host__ __device__ function `Fn(const View&, PacketRef) -> DropReason` on the packet in
+// its slot, in place. A packet that passes goes to the tx side; a dropped one frees its slot,
+// counted by reason. On the GPU the warp's lanes take up to 32 written-back descriptors in one
+// look and run classify + NF on one packet each at once (each packet's logic stays the shared
+// per-packet function; its many dependent loads no longer add up packet after packet); the
+// leader lane then passes or drops them in ring order, so the results are the CPU thread's.
 //
 // Stop protocol: the host sets flags->stop only after the NIC has delivered its last frame.
 // rx then empties its ring (nothing new arrives), announces its tail and sets rx done; tx posts
@@ -18,6 +22,7 @@
 #include "chain/classify.h"
 #include "nf/run_per_packet.h"
 #include "io/gpuring/rx_ring.h"
+#include "io/gpuring/team.h"
 #include "io/gpuring/tx_ring.h"
 
 namespace gpunfv::gpuring {
@@ -74,64 +79,87 @@ GPUNFV_HD DropReason run_nf_in_place(const RingSetView& v, uint32_t slot, uint32
 // an idle poller reads them only every kFlagEvery idle rounds.
 inline constexpr uint32_t kFlagEvery = 32;
 
-template <typename View, typename Fn>
+template <typename View, typename Fn, typename Team = SoloTeam>
 GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_id, const View& nf,
-                            Fn fn) {
+                            Fn fn, Team team = {}) {
+  // Every lane builds the protocol objects (constructors only read); the leader uses them.
   RxRing rx(v, ring);
   SpscQueue<uint64_t> to_tx = to_tx_queue(v, ring);
+  const bool lead = team.leader();
+  const uint32_t lane = team.lane();
   uint32_t idle = 0;
   for (;;) {
-    RxPacket pkt;
-    const RxRing::Poll got = rx.poll(pkt);
-    if (got == RxRing::Poll::packet) {
-      uint32_t len = pkt.length;
-      const DropReason why = run_nf_in_place(v, pkt.slot, len, port_id, nf, fn);
-      if (why == DropReason::none) {
-        rx.passed();
-        to_tx.push(uint64_t(pkt.slot) | (uint64_t(len) << 32));  // holds every slot: never full
-      } else {
-        rx.drop(pkt, why);
+    RxPacket mine{};
+    RxRing::Poll none = RxRing::Poll::empty;
+    const uint32_t k = rx.receive(team, mine, none);
+    if (k > 0) {
+      // Each lane runs classify + NF on its own packet, in its slot.
+      uint32_t len = mine.length, why = 0;
+      if (lane < k) why = static_cast<uint32_t>(run_nf_in_place(v, mine.slot, len, port_id, nf, fn));
+      team.sync();
+      // The leader passes or drops them in ring order.
+      for (uint32_t i = 0; i < k; ++i) {
+        const uint32_t slot = team.from(i, mine.slot);
+        const uint32_t out_len = team.from(i, len);
+        const uint32_t verdict = team.from(i, why);
+        if (!lead) continue;
+        if (verdict == 0) {
+          rx.passed();
+          to_tx.push_unpublished(uint64_t(slot) | (uint64_t(out_len) << 32));  // holds every slot: never full
+        } else {
+          rx.drop(RxPacket{slot, out_len, 0}, static_cast<DropReason>(verdict));
+        }
       }
+      if (lead) to_tx.publish_tail();
       continue;
     }
-    rx.flush_tail(false);
+    if (lead) rx.flush_tail(false);
     // Stop is honoured only with the ring empty: the NIC delivered everything before it.
     // Abort is honoured in any state (also while waiting for a slot).
-    if (++idle % kFlagEvery == 0) {
-      const uint32_t stop = load_acquire_sys(&v.flags->stop);
-      if (stop == kStopAbort) {
-        rx.finish(2u);
-        return;
-      }
-      if (stop == kStopDrain && got == RxRing::Poll::empty) break;
+    uint32_t stop = kRunGo;
+    if (lead && ++idle % kFlagEvery == 0) stop = load_acquire_sys(&v.flags->stop);
+    stop = team.share(stop);
+    if (stop == kStopAbort) {
+      if (lead) rx.finish(2u);
+      return;
     }
+    if (stop == kStopDrain && none == RxRing::Poll::empty) break;
     ring_idle();
   }
-  rx.finish();
+  if (lead) rx.finish();
 }
 
-GPUNFV_HD inline void tx_ring_loop(const RingSetView& v, uint32_t ring) {
+template <typename Team = SoloTeam>
+GPUNFV_HD void tx_ring_loop(const RingSetView& v, uint32_t ring, Team team = {}) {
   TxRing tx(v, ring);
+  const bool lead = team.leader();
   uint32_t idle = 0;
   for (;;) {
-    const uint32_t freed = tx.reclaim();
-    const uint32_t posted = tx.post();
-    tx.flush_tail(false);
-    if (posted || freed) continue;
-    if (++idle % kFlagEvery == 0) {
+    const uint32_t freed = tx.reclaim(team);
+    uint32_t posted = 0;
+    if (lead) {
+      posted = tx.post();
+      tx.flush_tail(false);
+    }
+    if (team.share(posted + freed) != 0) continue;
+    constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
+    uint32_t action = kKeepGoing;
+    if (lead && ++idle % kFlagEvery == 0) {
       if (load_acquire_sys(&v.flags->stop) == kStopAbort) {
         tx.flush_tail(true);
         tx.finish(2u);
-        return;
-      }
-      if (load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
+        action = kAbort;
+      } else if (load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
         tx.flush_tail(true);
-        if (tx.outstanding() == 0) break;
+        if (tx.outstanding() == 0) action = kDrained;
       }
     }
+    action = team.share(action);
+    if (action == kAbort) return;
+    if (action == kDrained) break;
     ring_idle();
   }
-  tx.finish();
+  if (lead) tx.finish();
 }
 
 }  // namespace gpunfv::gpuring

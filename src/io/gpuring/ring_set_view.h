@@ -140,6 +140,45 @@ class SpscQueue {
     return tail_ == head_;
   }
 
+  // Batched use: several pushes (or pops), then one publish, so a burst pays one release
+  // (a fence on the GPU) instead of one per entry. Until published, the other side sees the
+  // queue as it was: for a producer, entries not yet there; for a consumer, entries still
+  // taking room (the queues here hold every slot of their ring, so that never fills them).
+  GPUNFV_HD bool push_unpublished(T v) {
+    if (tail_ - head_ > mask_) {
+      head_ = load_acquire(&idx_->head);
+      if (tail_ - head_ > mask_) return false;
+    }
+    entries_[tail_ & mask_] = v;
+    ++tail_;
+    return true;
+  }
+  GPUNFV_HD void publish_tail() { store_release(&idx_->tail, tail_); }
+  GPUNFV_HD bool pop_unpublished(T& v) {
+    if (tail_ == head_) {
+      tail_ = load_acquire(&idx_->tail);
+      if (tail_ == head_) return false;
+    }
+    v = entries_[head_ & mask_];
+    ++head_;
+    return true;
+  }
+  GPUNFV_HD void publish_head() { store_release(&idx_->head, head_); }
+
+  // Consumer side, for a team (team.h): how many entries are queued; the index of the first;
+  // the entry at an index (any lane may read it once the consumer has seen it queued and the
+  // team has synchronised); then consume(n) takes the first n (one release).
+  GPUNFV_HD uint32_t available() {
+    tail_ = load_acquire(&idx_->tail);
+    return tail_ - head_;
+  }
+  GPUNFV_HD uint32_t head_index() const { return head_; }
+  GPUNFV_HD T at(uint32_t index) const { return entries_[index & mask_]; }
+  GPUNFV_HD void consume(uint32_t n) {
+    head_ += n;
+    store_release(&idx_->head, head_);
+  }
+
  private:
   T* entries_;
   SpscIndex* idx_;

@@ -56,6 +56,43 @@ class RxRing {
     return Poll::packet;
   }
 
+  // The same for a team of lanes (team.h): each lane looks at one descriptor from
+  // next_to_clean on (one memory round trip for the whole team), the leader takes the leading
+  // run of written-back ones (re-arming each with a fresh slot, as poll does), and lane i < k
+  // gets packet i in `mine`. Returns k, in ring order; 0 with `none` saying why (nothing
+  // written back, or the pool is empty and the packets stay in the ring). Team-wide call.
+  template <typename Team>
+  GPUNFV_HD uint32_t receive(const Team& team, RxPacket& mine, Poll& none) {
+    const uint32_t mask = v_.p.ring_size - 1;
+    const uint32_t first = team.share(next_to_clean_);
+    const uint32_t lane = team.lane();
+    const uint32_t at = (first + lane) & mask;
+    bool ready = false;
+    uint64_t upper = 0;
+    if (lane < v_.p.ring_size - 1) {  // the NIC owns at most ring_size - 1 descriptors
+      upper = load_acquire(&desc_[at].qword[1]);
+      ready = rx_upper_status(upper) & kRxStatusDD;
+    }
+    const uint32_t n = team.leading(ready);
+    if (n == 0) {
+      none = Poll::empty;
+      return 0;
+    }
+    if (lane < n) {
+      mine.slot = sw_[at];
+      mine.length = rx_upper_length(upper);
+      mine.rss = desc_[at].wb.rss;
+    }
+    team.sync();  // every lane has its slot before the leader re-arms the descriptors
+    uint32_t k = 0;
+    if (team.leader()) k = rearm(n);
+    k = team.share(k);
+    const uint64_t bytes = team.sum(lane < k ? mine.length : 0u);
+    if (team.leader()) bytes_.add(bytes);
+    if (k == 0) none = Poll::no_slot;
+    return k;
+  }
+
   // The NF dropped the packet: its slot returns to the pool.
   GPUNFV_HD void drop(const RxPacket& pkt, DropReason why) {
     ++counters_.drops[static_cast<int>(why)];
@@ -76,6 +113,29 @@ class RxRing {
   }
 
  private:
+  // Leader: takes the first n written-back descriptors from next_to_clean, re-arming each
+  // with a fresh slot; stops early when the pool is empty. One release for the whole burst.
+  GPUNFV_HD uint32_t rearm(uint32_t n) {
+    uint32_t k = 0;
+    for (; k < n; ++k) {
+      uint32_t fresh;
+      if (!pool_.alloc_unpublished(fresh)) {
+        alloc_waits_.add();
+        break;
+      }
+      RxDesc* d = desc_ + next_to_clean_;
+      d->read.pkt_addr = v_.slot_bus(fresh);
+      d->read.hdr_addr = 0;  // also clears DD
+      sw_[next_to_clean_] = fresh;
+      next_to_clean_ = (next_to_clean_ + 1) & (v_.p.ring_size - 1);
+      packets_.add();
+      if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
+      if (unannounced_ >= v_.p.tail_batch) write_tail();
+    }
+    pool_.publish_allocs();
+    return k;
+  }
+
   GPUNFV_HD void write_tail() {
     // The descriptor before next_to_clean stays with the driver: RDT == RDH means "no
     // descriptors for the NIC", never "all of them".

@@ -35,6 +35,23 @@ class SlotPool {
     allocated_.add();
     return true;
   }
+  // rx side, batched: alloc_unpublished for each slot of a burst, then publish_allocs once.
+  GPUNFV_HD bool alloc_unpublished(uint32_t& slot) {
+    if (stash_count_.value > 0) {
+      slot = stash_[stash_count_.value - 1];
+      stash_count_.add(uint32_t(-1));
+    } else if (freed_.pop_unpublished(slot)) {
+      popped_ = true;
+    } else {
+      return false;
+    }
+    allocated_.add();
+    return true;
+  }
+  GPUNFV_HD void publish_allocs() {
+    if (popped_) freed_.publish_head();
+    popped_ = false;
+  }
   // rx side: a packet its NF dropped.
   GPUNFV_HD void free_by_drop(uint32_t slot) {
     stash_[stash_count_.value] = slot;
@@ -46,12 +63,19 @@ class SlotPool {
     freed_.push(slot);
     freed_by_tx_.add();
   }
+  // tx side, batched: free_by_tx_unpublished for each sent slot, then publish_frees once.
+  GPUNFV_HD void free_by_tx_unpublished(uint32_t slot) {
+    freed_.push_unpublished(slot);
+    freed_by_tx_.add();
+  }
+  GPUNFV_HD void publish_frees() { freed_.publish_tail(); }
 
  private:
   SpscQueue<uint32_t> freed_;
   uint32_t* stash_;
   OwnedWord<uint32_t> stash_count_;
   OwnedWord<uint64_t> allocated_, freed_by_drop_, freed_by_tx_;
+  bool popped_ = false;  // alloc_unpublished took from the queue since the last publish
 };
 
 }  // namespace gpunfv::gpuring

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace gpunfv::gpuring {
 
@@ -30,6 +31,43 @@ inline uint32_t toeplitz_hash(std::span<const uint8_t> input,
   }
   return result;
 }
+
+// The same hash from a table (what a software RSS does at line rate): the hash is linear in
+// the input's bits, so byte i with value v contributes toeplitz_hash of an input holding only
+// that byte, and the hash of an input is the XOR of its bytes' contributions; 12 lookups for an
+// IPv4 4-tuple instead of 96 shift-and-xor steps. Equal to toeplitz_hash for inputs of up to
+// `max_bytes` bytes.
+class ToeplitzTable {
+ public:
+  explicit ToeplitzTable(size_t max_bytes = 12, const std::array<uint8_t, 40>& key = kDefaultRssKey)
+      : table_(max_bytes) {
+    for (size_t i = 0; i < max_bytes; ++i)
+      for (uint32_t v = 0; v < 256; ++v) {
+        uint32_t h = 0;
+        for (uint32_t j = 0; j < 8; ++j)  // input bit j of the byte, from its most significant
+          if (v & (0x80u >> j)) h ^= key_window(key, 8 * i + j);
+        table_[i][v] = h;
+      }
+  }
+  uint32_t hash(std::span<const uint8_t> input) const {
+    uint32_t h = 0;
+    for (size_t i = 0; i < input.size(); ++i) h ^= table_[i][input[i]];
+    return h;
+  }
+  size_t max_bytes() const { return table_.size(); }
+
+ private:
+  // The 32 key bits starting at bit `bit` (bits past the key's end are 0): what toeplitz_hash
+  // XORs in for an input bit at that position.
+  static uint32_t key_window(const std::array<uint8_t, 40>& key, size_t bit) {
+    uint32_t w = 0;
+    for (size_t k = bit; k < bit + 32; ++k)
+      w = (w << 1) | (k / 8 < key.size() ? (key[k / 8] >> (7 - k % 8)) & 1u : 0u);
+    return w;
+  }
+
+  std::vector<std::array<uint32_t, 256>> table_;
+};
 
 // 82599 redirection table (RETA): 128 entries, filled round-robin over the rings.
 struct RssTable {

@@ -53,6 +53,37 @@ class TxRing {
     return n;
   }
 
+  // The same for a team of lanes (team.h): in write-back mode each lane looks at the DD of one
+  // outstanding descriptor (one memory round trip for the whole team) and the leader reclaims
+  // the leading run of done ones; head mode reads TDH as reclaim() does. One release for the
+  // slots freed. Team-wide call; every lane gets the count.
+  template <typename Team>
+  GPUNFV_HD uint32_t reclaim(const Team& team) {
+    if (!v_.p.tx_writeback) {
+      uint32_t n = 0;
+      if (team.leader()) n = reclaim();
+      return team.share(n);
+    }
+    const uint32_t first = team.share(next_to_clean_);
+    const uint32_t outstanding_now = team.share(outstanding());
+    if (outstanding_now == 0) return 0;
+    const uint32_t lane = team.lane();
+    bool done = false;
+    if (lane < outstanding_now) done = tx_upper_done(load_acquire(&desc_[(first + lane) & mask()].qword[1]));
+    const uint32_t n = team.leading(done);
+    team.sync();
+    if (team.leader()) {
+      dd_polls_.add(n < outstanding_now ? n + 1 : n);
+      for (uint32_t i = 0; i < n; ++i) {
+        pool_.free_by_tx_unpublished(sw_[next_to_clean_]);
+        completed_.add();
+        next_to_clean_ = (next_to_clean_ + 1) & mask();
+      }
+      if (n) pool_.publish_frees();
+    }
+    return n;
+  }
+
   // Posts queued packets while the ring has room; how many.
   GPUNFV_HD uint32_t post() { return post(AdmitAll{}); }
 
@@ -60,24 +91,52 @@ class TxRing {
   // belongs to the caller from then on (the forwarder's integrity check drops it).
   template <typename Admit>
   GPUNFV_HD uint32_t post(Admit&& admit) {
-    uint32_t n = 0;
+    uint32_t n = 0, taken = 0;
     uint64_t entry;
-    while (outstanding() < v_.p.ring_size - 1 && queue_.pop(entry)) {
+    while (take_queued(entry)) {
+      ++taken;
       const auto slot = static_cast<uint32_t>(entry);
       const auto len = static_cast<uint32_t>(entry >> 32);
       if (!admit(slot, len)) continue;
-      TxDesc* d = desc_ + next_to_use_;
-      d->read.buffer_addr = v_.slot_bus(slot);
-      d->read.cmd_type_len = tx_cmd_type_len(len, v_.p.tx_writeback);
-      d->read.olinfo_status = len << kTxPaylenShift;  // also clears a stale DD
-      sw_[next_to_use_] = slot;
-      next_to_use_ = (next_to_use_ + 1) & mask();
-      posted_.add();
-      if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
-      if (unannounced_ >= v_.p.tail_batch) write_tail();
+      post_slot(slot, len);
       ++n;
     }
+    if (taken) publish_taken();
     return n;
+  }
+
+  // post() in two halves, for a caller that admits a packet with work of its own in between
+  // (the forward loop's team-wide integrity check): take the next queued packet (slot | len
+  // << 32) if the ring has room for it; then post it, or keep it (it is the caller's). After a
+  // burst of takes, publish_taken() hands their queue entries back (one release for all).
+  GPUNFV_HD bool take_queued(uint64_t& entry) {
+    return outstanding() < v_.p.ring_size - 1 && queue_.pop_unpublished(entry);
+  }
+  GPUNFV_HD void publish_taken() { queue_.publish_head(); }
+
+  // The same for a team (the forward loop's admission, several packets at once): the leader
+  // asks how many queued packets could be posted now (at most `max`) and where they start;
+  // any lane reads entry i with queued_entry(first + i); the leader then posts or keeps each,
+  // in order, and consume_queued(n) takes them off the queue.
+  GPUNFV_HD uint32_t postable(uint32_t max) {
+    const uint32_t room = v_.p.ring_size - 1 - outstanding();
+    const uint32_t queued = queue_.available();
+    const uint32_t n = room < queued ? room : queued;
+    return n < max ? n : max;
+  }
+  GPUNFV_HD uint32_t queue_head() const { return queue_.head_index(); }
+  GPUNFV_HD uint64_t queued_entry(uint32_t index) const { return queue_.at(index); }
+  GPUNFV_HD void consume_queued(uint32_t n) { queue_.consume(n); }
+  GPUNFV_HD void post_slot(uint32_t slot, uint32_t len) {
+    TxDesc* d = desc_ + next_to_use_;
+    d->read.buffer_addr = v_.slot_bus(slot);
+    d->read.cmd_type_len = tx_cmd_type_len(len, v_.p.tx_writeback);
+    d->read.olinfo_status = len << kTxPaylenShift;  // also clears a stale DD
+    sw_[next_to_use_] = slot;
+    next_to_use_ = (next_to_use_ + 1) & mask();
+    posted_.add();
+    if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
+    if (unannounced_ >= v_.p.tail_batch) write_tail();
   }
 
   GPUNFV_HD void flush_tail(bool force) {

@@ -52,6 +52,22 @@ TEST(GpuRingRss, ToeplitzMatchesSpecificationVectors) {
   EXPECT_EQ(toeplitz_hash(v2), 0xc626b0eau);
 }
 
+TEST(GpuRingRss, TheTableHashEqualsTheBitwiseOne) {
+  const ToeplitzTable table;
+  const uint8_t with_ports[] = {66, 9, 149, 187, 161, 142, 100, 80, 0x0A, 0xEA, 0x06, 0xE6};
+  EXPECT_EQ(table.hash(with_ports), 0x51ccc178u);
+  uint8_t tuple[12];
+  uint32_t x = 12345;
+  for (int n = 0; n < 20000; ++n) {
+    for (uint8_t& b : tuple) {
+      x = x * 1103515245u + 12345u;
+      b = uint8_t(x >> 16);
+    }
+    const size_t len = (n % 2) ? 12 : 8;
+    ASSERT_EQ(table.hash(std::span<const uint8_t>(tuple, len)), toeplitz_hash(std::span<const uint8_t>(tuple, len)));
+  }
+}
+
 TEST(GpuRingRss, RedirectionTableSpreadsOverRings) {
   RssTable t(4);
   EXPECT_EQ(t.ring_of(0), 0u);

@@ -1,0 +1,221 @@
+// The pipelined NIC emulator on CPU threads over host memory (the memcpy engine), against the
+// ring loops: coalesced and per-frame copies, one or several steps in flight, deliver the same
+// frames with the same counts; coalescing merges runs of adjacent slots into one copy; the
+// latency breakdown covers every sent frame and adds up to its latency. On a GPU (skipped
+// without one): the copy engine's pitched copies and tickets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <vector>
+
+#include "../port_test_util.h"
+#include "gpu/device.h"
+#include "io/generator_port.h"
+#include "io/gpuring/dma_engine.h"
+#include "io/gpuring/ring_session.h"
+
+#if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace gpunfv::gpuring {
+namespace {
+
+using test::yaml_node;
+
+class RecordingPort final : public Port {
+ public:
+  RecordingPort() : Port("rec", 9) {}
+  std::string_view type() const override { return "recording"; }
+  bool has_rx() const override { return false; }
+  bool has_tx() const override { return true; }
+  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
+  bool rx_done() const override { return true; }
+  bool tx(const BatchView& b, uint32_t i) override {
+    const uint8_t* p = b.data.framework_data() + slot_offset(b, i);
+    frames.emplace_back(p, p + b.len[i]);
+    return true;
+  }
+  std::string describe() const override { return "recording"; }
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+std::unique_ptr<GeneratorPort> generator(uint64_t count, const std::string& size) {
+  return std::make_unique<GeneratorPort>(
+      yaml_node("name: gen\ntype: generator\nseed: 5\ncount: " + std::to_string(count) + "\nsize: " + size +
+                "\nflows: 256"),
+      0, PortContext{});
+}
+
+RingParams params(uint32_t rings) {
+  RingParams p;
+  p.rings = rings;
+  p.ring_size = 256;
+  p.slot_bytes = 2048;
+  p.tail_batch = 8;
+  p.tail_timeout_ns = 2500;
+  return p;
+}
+
+uint16_t ip_id(const std::vector<uint8_t>& f) { return uint16_t(f[18] << 8 | f[19]); }
+
+std::map<uint16_t, std::vector<uint8_t>> generated(uint64_t count, const std::string& size) {
+  auto gen = generator(count, size);
+  std::map<uint16_t, std::vector<uint8_t>> out;
+  Batch b(64, 2048, MemoryKind::host);
+  while (!gen->rx_done()) {
+    b.set_count(0);
+    gen->rx_burst(b, 64);
+    for (uint32_t i = 0; i < b.count(); ++i) {
+      const uint8_t* p = b.view().data.framework_data() + size_t(i) * 2048;
+      std::vector<uint8_t> f(p, p + b.view().len[i]);
+      out[ip_id(f)] = f;
+    }
+  }
+  return out;
+}
+
+class NicEmulatorCopies : public ::testing::TestWithParam<std::tuple<bool, uint32_t, uint32_t>> {};
+
+TEST_P(NicEmulatorCopies, DeliverEveryFrameUnchangedWhateverTheCopyPattern) {
+  const auto [coalesce, inflight, rings] = GetParam();
+  constexpr uint64_t kPackets = 6000;
+  auto gen = generator(kPackets, "64-1500");
+  RecordingPort sink;
+  NicEmulatorConfig nic;
+  nic.flow_control = true;  // exact counts on a busy test machine
+  nic.coalesce = coalesce;
+  nic.inflight = inflight;
+  nic.phase_timing = true;
+  nic.tx_burst = 16;
+  RingSession s(params(rings), Placement::host, *gen, &sink, nic);
+  s.start_host(0, PassThroughView{}, PassThrough{});
+  const RingRunReport r = s.finish(60);
+  EXPECT_EQ(r.accounting_errors(), "");
+  EXPECT_EQ(r.nic.offered, kPackets);
+  ASSERT_EQ(sink.frames.size(), kPackets);
+  EXPECT_EQ(r.nic.reordered_in_ring, 0u);
+  if (rings == 1) {
+    EXPECT_EQ(r.nic.reordered, 0u);
+  }
+  auto expected = generated(kPackets, "64-1500");
+  size_t same = 0;
+  for (const auto& f : sink.frames) same += expected.count(ip_id(f)) && expected[ip_id(f)] == f;
+  EXPECT_EQ(same, kPackets);
+  EXPECT_EQ(r.nic.phases.rx_frames, kPackets);
+  EXPECT_EQ(r.nic.phases.tx_frames, kPackets);
+  EXPECT_GE(r.nic.phases.tx_steps, kPackets / 16);  // at most tx_burst frames per tx step
+  if (coalesce) {
+    // The first steps fill descriptors armed with adjacent slots: runs, so fewer copies.
+    EXPECT_LT(r.nic.phases.rx_data_copies, kPackets);
+    EXPECT_LT(r.nic.phases.tx_data_copies, kPackets);
+  } else {
+    EXPECT_EQ(r.nic.phases.rx_data_copies, kPackets);
+    EXPECT_EQ(r.nic.phases.tx_data_copies, kPackets);
+  }
+  EXPECT_TRUE(r.audit.ok()) << r.audit.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(CoalesceInflightRings, NicEmulatorCopies,
+                         ::testing::Values(std::make_tuple(true, 4u, 1u), std::make_tuple(false, 4u, 1u),
+                                           std::make_tuple(true, 1u, 1u), std::make_tuple(true, 4u, 3u),
+                                           std::make_tuple(false, 1u, 3u)));
+
+TEST(NicEmulatorBreakdown, CoversEverySentFrameAndAddsUpToItsLatency) {
+  constexpr uint64_t kPackets = 5000;
+  auto gen = generator(kPackets, "64-1500");
+  RecordingPort sink;
+  NicEmulatorConfig nic;
+  nic.rate_pps = 300'000;
+  nic.flow_control = true;
+  nic.latency_breakdown = true;
+  nic.max_latency_samples = kPackets;
+  RingSession s(params(2), Placement::host, *gen, &sink, nic);
+  s.start_host(0, PassThroughView{}, PassThrough{});
+  const RingRunReport r = s.finish(60);
+  EXPECT_EQ(r.accounting_errors(), "");
+  const NicLatencyBreakdown& b = r.nic.breakdown;
+  ASSERT_EQ(r.nic.latency_ns.size(), kPackets);
+  ASSERT_EQ(b.rx_dma_ns.size(), kPackets);
+  ASSERT_EQ(b.gpu_ns.size(), kPackets);
+  ASSERT_EQ(b.tx_dma_ns.size(), kPackets);
+  uint64_t parts = 0, total = 0;
+  for (size_t i = 0; i < kPackets; ++i) parts += uint64_t(b.rx_dma_ns[i]) + b.gpu_ns[i] + b.tx_dma_ns[i];
+  for (uint32_t v : r.nic.latency_ns) total += v;
+  EXPECT_EQ(parts, total);
+  // The ring loops did take time: the GPU side's share is not empty.
+  EXPECT_GT(std::accumulate(b.gpu_ns.begin(), b.gpu_ns.end(), uint64_t(0)), 0u);
+}
+
+TEST(NicEmulatorBreakdown, OffByDefaultAndNotRecordedForDroppedFrames) {
+  auto gen = generator(1000, "64");
+  RecordingPort sink;
+  NicEmulatorConfig nic;
+  nic.flow_control = true;
+  RingSession s(params(1), Placement::host, *gen, &sink, nic);
+  s.start_host(0, PassThroughView{}, PassThrough{});
+  const RingRunReport r = s.finish(60);
+  EXPECT_EQ(r.accounting_errors(), "");
+  EXPECT_TRUE(r.nic.breakdown.rx_dma_ns.empty());
+  EXPECT_EQ(r.nic.latency_ns.size(), 1000u);
+}
+
+TEST(HostDmaEngine, RowsAndTickets) {
+  auto e = make_host_dma_engine();
+  std::vector<uint8_t> src(4 * 100), dst(4 * 128, 0xEE);
+  std::iota(src.begin(), src.end(), uint8_t(1));
+  e->copy_rows(dst.data(), 128, src.data(), 100, 60, 4);
+  for (size_t row = 0; row < 4; ++row) {
+    EXPECT_EQ(std::memcmp(dst.data() + row * 128, src.data() + row * 100, 60), 0) << row;
+    EXPECT_EQ(dst[row * 128 + 60], 0xEE) << "wrote past the row's width";
+  }
+  const uint64_t a = e->mark(), b = e->mark();
+  EXPECT_LT(a, b);
+  EXPECT_TRUE(e->reached(b));
+  auto peer = e->make_peer();
+  EXPECT_STREQ(peer->name(), e->name());
+}
+
+#if GPUNFV_HAVE_CUDA
+// The copy engine: copies of rows into device memory and back (narrow rows by a pitched copy,
+// which leaves the gaps alone; wide ones as one span), tickets reached in order, mark()
+// recycling its events, and a peer on its own stream.
+TEST(CudaDmaEngine, RowsRoundTripAndTicketsInOrder) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  auto e = make_cuda_dma_engine(true);
+  auto peer = e->make_peer();
+  constexpr size_t kRows = 64, kPitch = 2048;
+  auto* host = static_cast<uint8_t*>(e->alloc_staging(kRows * kPitch));
+  auto* back = static_cast<uint8_t*>(peer->alloc_staging(kRows * kPitch));
+  for (size_t i = 0; i < kRows * kPitch; ++i) host[i] = uint8_t(i * 7 + 3);
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, kRows * kPitch), cudaSuccess);
+  for (size_t width : {size_t(64), size_t(1500)}) {
+    std::memset(back, 0, kRows * kPitch);
+    ASSERT_EQ(cudaMemset(dev, 0, kRows * kPitch), cudaSuccess);
+    e->copy_rows(dev, kPitch, host, kPitch, width, kRows);
+    const uint64_t in = e->mark();
+    e->wait_for(in);
+    EXPECT_TRUE(e->reached(in));
+    peer->copy_rows(back, kPitch, dev, kPitch, width, kRows);
+    uint64_t last = 0;
+    for (int i = 0; i < 300; ++i) last = peer->mark();  // more than the event pool: mark() recycles
+    peer->wait_for(last);
+    for (size_t row = 0; row < kRows; ++row) {
+      ASSERT_EQ(std::memcmp(back + row * kPitch, host + row * kPitch, width), 0) << width << " B, row " << row;
+      if (width == 64) {
+        ASSERT_EQ(back[row * kPitch + width], 0) << "a pitched copy moved a gap";
+      }
+    }
+  }
+  cudaFree(dev);
+  e->free_staging(host);
+  peer->free_staging(back);
+}
+#endif
+
+}  // namespace
+}  // namespace gpunfv::gpuring
