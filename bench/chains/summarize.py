@@ -19,7 +19,7 @@ def load(d):
             "mpps": rx / t / 1e6, "gbps": rxb * 8 / t / 1e9, "tx_mpps": tx / t / 1e6,
             "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
             "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
-            "stages": j["chains"][0]["stages"] if j.get("chains") else []}
+            "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t}
     return runs
 
 
@@ -71,6 +71,16 @@ def main():
             r = runs.get((c, s, "gnet"))
             if r:
                 print(f"{c} {s}: {r['sched']}")
+    print("\nGPU busy per stage (% of the run: upload, each NF, download) and the stage whose queue")
+    print("held the most packets: where the chain waits")
+    for (c, s, p), r in sorted(runs.items()):
+        st = r["stages"]
+        if not st:
+            continue
+        busy = " ".join(f"{x['nf'] or ('up' if i == 0 else 'down')} {x.get('busy_s', 0) / r['secs'] * 100:.0f}"
+                        for i, x in enumerate(st))
+        fullest = max(st, key=lambda x: x["mean_queued_packets"])
+        print(f"{c} {s:>5} {p:<9} {busy}; fullest queue: {fullest['nf'] or 'ingress'}")
     print("\nLatency CDF (quantile: us), 1518-byte runs under gnet (Figure 16 shape)")
     for c in chains:
         r = runs.get((c, max(sizes), "gnet"))
