@@ -73,6 +73,7 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
         lane->gs.max_blocks = budget_sms_;
       lane->gs.serial = true;
       lane->gs.aux = (*owner)[i].aux_stream;
+      lane->gs.aux_done = (*owner)[i].aux_done;
       lane->sms = (*owner)[i].sms;
       lanes[c].push_back(lane);
       line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],

@@ -168,6 +168,7 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
         p.max_blocks = want[i];
         GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
         GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.aux_stream, cudaStreamNonBlocking));
+        GPUNFV_CUDA(cudaEventCreateWithFlags(&p.aux_done, cudaEventDisableTiming));
         parts_.push_back(p);
         continue;
       }
@@ -193,6 +194,10 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       p.context = ctx;
       p.stream = s;
       p.aux_stream = aux;
+      // An event belongs to the context current when it is made: this partition's.
+      drv_check(d.ctx_set_current(ctx), "cuCtxSetCurrent");
+      GPUNFV_CUDA(cudaEventCreateWithFlags(&p.aux_done, cudaEventDisableTiming));
+      drv_check(d.ctx_set_current(primary_), "cuCtxSetCurrent");
       parts_.push_back(p);
       if (--left > 0) {
         CUdevResourceDesc rest_desc{};
@@ -214,6 +219,11 @@ SmPartitions::~SmPartitions() { release(); }
 void SmPartitions::release() {
   const Driver& d = driver();
   for (SmPartition& p : parts_) {
+    if (p.aux_done) {
+      if (p.green && d.ctx_set_current) d.ctx_set_current(p.context);
+      cudaEventDestroy(p.aux_done);
+      p.aux_done = nullptr;
+    }
     for (cudaStream_t* s : {&p.stream, &p.aux_stream}) {
       if (!*s) continue;
       if (p.green)

@@ -43,6 +43,7 @@ struct SmPartition {
   // A second stream on the same SMs: an NF's ordered pass for the next batch can run there
   // beside the per-packet work of the previous one (GpuStream::aux).
   cudaStream_t aux_stream = nullptr;
+  cudaEvent_t aux_done = nullptr;  // made in this partition's context, for stream -> aux order
   int max_blocks = 0;          // fallback cap on blocks per launch (0 = none)
   // Makes the green context current on the calling thread; otherwise the device's primary
   // context (so a thread can move between partitions).

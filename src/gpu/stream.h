@@ -17,6 +17,7 @@ struct GpuStream {
   // pass for batch k + 1 there while its per-packet work for batch k runs on `stream`, with an
   // event making `stream` wait for the pass before it uses its result.
   cudaStream_t aux = nullptr;
+  cudaEvent_t aux_done = nullptr;  // an event of aux's context, for `stream` to wait on
 };
 
 }  // namespace gpunfv

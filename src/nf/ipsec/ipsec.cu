@@ -15,7 +15,6 @@
 // packet order; the window lives in every lane's registers; the lanes
 // apply the SA's packets one at a time in lane order (shuffling each sequence number to all
 // lanes), so the window sees the same sequence as on the CPU.
-#include <map>
 #include <mutex>
 
 #include <cub/block/block_scan.cuh>
@@ -32,23 +31,12 @@ struct IpsecGateway::GpuState {
   cudaEvent_t ready = nullptr;   // a batch's per-packet step is done (batch stream -> order)
   cudaEvent_t done = nullptr;    // its ordered pass is done (order -> batch stream)
   std::mutex m;                  // one launch sequence at a time (events are reused)
-  // Per aux stream of a lane (GpuStream::aux): the event that ends a batch's ordered pass there.
-  // Made on first use by the lane's thread, so it belongs to the lane's (green) context.
-  std::map<cudaStream_t, cudaEvent_t> aux_done;
-
-  cudaEvent_t aux_event(cudaStream_t aux) {
-    cudaEvent_t& e = aux_done[aux];
-    if (!e) GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    return e;
-  }
-
   GpuState() {
     GPUNFV_CUDA(cudaStreamCreateWithFlags(&order, cudaStreamNonBlocking));
     GPUNFV_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     GPUNFV_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   }
   ~GpuState() {
-    for (auto& [s, e] : aux_done) cudaEventDestroy(e);  // a lane's context may be gone: no check
     if (done) cudaEventDestroy(done);
     if (ready) cudaEventDestroy(ready);
     if (order) cudaStreamDestroy(order);
@@ -192,7 +180,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     int threads = s.threads_per_block;
     int blocks = int((db.count + threads - 1) / threads);
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-    if (s.serial && s.aux && sa_count > 0) {
+    if (s.serial && s.aux && s.aux_done && sa_count > 0) {
       // SA selection and numbering of this batch on the lane's aux stream, in batch order there,
       // so they overlap the previous batch's encryption on s.stream; the batch's own
       // encryption waits for them. (The batch's earlier stages completed before the pipeline
@@ -202,9 +190,8 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       number_kernel<<<number_blocks, kNumberThreads, 0, s.aux>>>(db, position, v.result_offset,
                                                                   sa_count, state);
       GPUNFV_CUDA(cudaGetLastError());
-      cudaEvent_t numbered = gpu_->aux_event(s.aux);
-      GPUNFV_CUDA(cudaEventRecord(numbered, s.aux));
-      GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, numbered, 0));
+      GPUNFV_CUDA(cudaEventRecord(s.aux_done, s.aux));
+      GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, s.aux_done, 0));
     } else {
       select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
       GPUNFV_CUDA(cudaGetLastError());

@@ -13,9 +13,10 @@
 // indices (a 32-byte results slice); collect() logs one alert per kept rule in rule order, and
 // counts the firings beyond 7 as alerts_not_logged.
 //
-// GPU: a warp per packet, its payload split into 32 chunks scanned by the lanes, each running
-// on past its chunk by at most the longest pattern minus one byte (AhoCorasickRef::scan_range);
-// matched patterns meet in a per-warp bitmap in shared memory (nids.cu).
+// GPU: a group of lanes per packet (8 by default, 4 packets per warp; nids.cu), its payload split
+// into chunks scanned by the lanes, each running on past its chunk by at most the longest
+// pattern minus one byte (AhoCorasickRef::scan_range); matched patterns meet in the group's
+// bitmap in shared memory.
 #pragma once
 
 #include <cstdint>
