@@ -173,10 +173,15 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
   row.what = "dpdk-testpmd io";
   row.size = size;
   row.descriptor_batch = 32;
-  // One port: the main lcore (it prints the stats) on the other CPU, so a busy forwarding
-  // lcore cannot delay the samples.
-  const std::string lcores = one_port ? fmt::format("0@{},1@{}", cpus[1 % cpus.size()], cpus[0])
-                                        : fmt::format("0@{},1@{},2@{}", cpus[0], cpus[0], cpus[1 % cpus.size()]);
+  // The main lcore prints the per-second stats: on a CPU of its own where one is free (the one
+  // below the first forwarding CPU), else on the one the forwarding lcores leave (one port) or
+  // beside the first forwarding lcore, where a busy lcore can stretch its periods (the samples
+  // stay rates over their own periods).
+  const int ncpu = int(std::thread::hardware_concurrency());
+  const int free_cpu = ncpu > int(cpus.size()) && cpus[0] > 0 ? cpus[0] - 1 : -1;
+  const int main_cpu = free_cpu >= 0 ? free_cpu : one_port ? cpus[1 % cpus.size()] : cpus[0];
+  const std::string lcores = one_port ? fmt::format("0@{},1@{}", main_cpu, cpus[0])
+                                        : fmt::format("0@{},1@{},2@{}", main_cpu, cpus[0], cpus[1 % cpus.size()]);
   std::vector<std::string> args = {testpmd, "--no-huge", "--no-pci", "-m", "1024", "--no-shconf",
                                    "--file-prefix", fmt::format("gpunfv-fwdbench-{}", getpid()),
                                    "--vdev=net_ring0", "--lcores", lcores,
@@ -249,11 +254,14 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
       totals.push_back(sum), per_port.clear();
     }
   }
-  if (totals.size() < 3) {
+  // The first samples are start-up (the first is all zeros); with few samples (stretched
+  // periods, above) only the first is left out.
+  const size_t startup = totals.size() >= 4 ? 2 : 1;
+  if (totals.size() <= startup) {
     row.note = "testpmd gave no rate: " + text.substr(text.size() > 400 ? text.size() - 400 : 0);
     return row;
   }
-  std::vector<double> steady(totals.begin() + 2, totals.end());
+  std::vector<double> steady(totals.begin() + long(startup), totals.end());
   std::sort(steady.begin(), steady.end());
   row.mpps = steady[steady.size() / 2] / 1e6;
   row.gbps = row.mpps * 1e6 * size * 8 / 1e9;

@@ -185,10 +185,12 @@ void Forwarder::run(const std::function<bool()>& stop) {
 }
 
 // Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
-// takes groups of descriptor_batch straight from it. Per burst: one clock read at rx, one at
-// each post, one histogram update per (burst, post) pair, and the frames' lengths summed once,
-// at rx: tx bytes are the rx bytes less those dropped and those still waiting, settled when
-// the counters are published. `arrivals` remembers where each waiting burst ends and when it came.
+// takes groups of descriptor_batch straight from it. Per turn one clock read, after the posts:
+// it times them and starts the next poll; a frame's latency runs from the start of the poll
+// that received it to the end of the turn that posted it (one histogram update per burst and
+// post). Lengths are summed once, at rx: tx bytes are the rx bytes less those dropped and those
+// still waiting, settled when the counters are published. `arrivals` remembers where each
+// waiting burst ends and when its poll began; `groups` the posts of the turn.
 void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   ZeroCopyIo& in = *zc_from_;
@@ -199,9 +201,13 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   std::vector<void*> pending(cap);
   struct Arrival {
     uint32_t end;  // frames [previous end, end) of pending came in this burst
-    uint64_t ns;
+    uint64_t ns;   // when the poll that got them began
+  };
+  struct Group {
+    uint32_t first, sent;
   };
   std::vector<Arrival> arrivals(cap);
+  std::vector<Group> groups(cap);
   uint32_t waiting = 0, bursts = 0;  // pending[0, waiting); arrivals[0, bursts)
   uint64_t rx_bytes = 0, lost_bytes = 0, tx_bytes = 0;  // totals: received, dropped, counted sent
 
@@ -225,42 +231,43 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
       in.zc_free_handles(group + sent, count - sent);
       st.drop(DropReason::port_tx_error, count - sent);
     }
-    // Latency of the sent frames, one histogram update per burst they came in.
-    const uint64_t now = clock.now();
-    uint32_t at = first;
-    for (uint32_t a = 0; a < bursts && at < first + sent; ++a) {
-      if (arrivals[a].end <= at) continue;
-      const uint32_t upto = std::min(arrivals[a].end, first + sent);
-      st.result.latency.record(now - arrivals[a].ns, upto - at);
-      at = upto;
-    }
+    return sent;
   };
 
+  uint64_t poll_ns = clock.now();  // when this turn's poll began
   uint32_t n = 0;
   for (;;) {
     // The stop word is read after an empty poll and every 16th busy turn.
     const bool stopping = (n == 0 || (st.turns & 15) == 0) && (stop() || from_.rx_done());
     uint64_t got_bytes = 0;
     n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, got_bytes);
-    uint64_t now = 0;
     if (n) {
-      now = clock.now();
       st.rx += n;
       rx_bytes += got_bytes;
       st.rx_bytes += got_bytes;
       waiting += n;
-      arrivals[bursts++] = Arrival{waiting, now};
+      arrivals[bursts++] = Arrival{waiting, poll_ns};
     }
-    uint32_t posted = 0;
-    while (waiting - posted >= db) post(posted, db), posted += db;
+    uint32_t posted = 0, posts = 0;
+    while (waiting - posted >= db) groups[posts++] = Group{posted, post(posted, db)}, posted += db;
     // A partial group waits for more frames only while more keep coming (at most flush_us
     // after the oldest of them came).
     if (waiting > posted) {
       uint32_t a = 0;
       while (arrivals[a].end <= posted) ++a;
-      if (stopping || n == 0 || now - arrivals[a].ns >= flush_ns) post(posted, waiting - posted), posted = waiting;
+      if (stopping || n == 0 || poll_ns - arrivals[a].ns >= flush_ns)
+        groups[posts++] = Group{posted, post(posted, waiting - posted)}, posted = waiting;
     }
+    const uint64_t now = clock.now();
     if (posted) {
+      // Latency of the sent frames, one histogram update per burst and post.
+      for (uint32_t g = 0; g < posts; ++g)
+        for (uint32_t a = 0, at = groups[g].first, end = at + groups[g].sent; a < bursts && at < end; ++a) {
+          if (arrivals[a].end <= at) continue;
+          const uint32_t upto = std::min(arrivals[a].end, end);
+          st.result.latency.record(now - arrivals[a].ns, upto - at);
+          at = upto;
+        }
       // Frames left (fewer than db) move to the front; so do the bursts they came in.
       const uint32_t left = waiting - posted;
       if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
@@ -270,10 +277,12 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
       bursts = keep;
       waiting = left;
     }
+    poll_ns = now;
     if (stopping) break;
     if (n == 0) {
       settle_tx_bytes();  // nothing waits after an empty poll: no length to read
       idle(st);
+      poll_ns = clock.now();  // the idle turn may have given the core away
     } else if (st.busy_turn()) {
       settle_tx_bytes();
       publish(st), st.empty_polls = 0;
