@@ -88,6 +88,7 @@ class Pipeline {
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
+    ring_forwards_->start();  // first: a launch that fails leaves no other thread running
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
     stage_->start([this](Batch* b) { egress_[egress_of_chain_[b->chain]]->finished.push(b); });
     for (auto& e : egress_) e->thread = std::thread([this, eg = e.get()] { egress_loop(*eg); });
@@ -101,7 +102,6 @@ class Pipeline {
     }
     ForwardThreads forwards(rc_, stats_);
     forwards.start([this] { return past_deadline(monotonic_ns()); });
-    ring_forwards_->start();
     std::thread progress;
     if (opt_.progress) progress = std::thread([this] { progress_loop(); });
 

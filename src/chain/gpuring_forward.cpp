@@ -26,8 +26,7 @@ constexpr double kDrainTimeoutS = 60;  // from the source's end to the last fram
 constexpr auto kMonitorPeriod = std::chrono::milliseconds(200);
 
 // The NIC emulator's source, with a switch: once cut off it has no more frames, so the NIC
-// finishes and the forward drains (the run's deadline). ended() says whether the emulator has
-// seen the end (its own thread calls rx_done()).
+// finishes and the forward drains (the run's deadline).
 class CutOffSource final : public Port {
  public:
   explicit CutOffSource(Port& inner) : Port(inner.name(), inner.id()), inner_(inner) {}
@@ -37,22 +36,16 @@ class CutOffSource final : public Port {
   uint32_t rx_burst(Batch& b, uint32_t max) override {
     return cut_.load(std::memory_order_acquire) ? 0 : inner_.rx_burst(b, max);
   }
-  bool rx_done() const override {
-    const bool done = cut_.load(std::memory_order_acquire) || inner_.rx_done();
-    if (done) ended_.store(true, std::memory_order_release);
-    return done;
-  }
+  bool rx_done() const override { return cut_.load(std::memory_order_acquire) || inner_.rx_done(); }
   bool tx(const BatchView&, uint32_t) override { return false; }
   uint32_t max_frame_bytes() const override { return inner_.max_frame_bytes(); }
   std::string describe() const override { return inner_.describe(); }
 
   void cut() { cut_.store(true, std::memory_order_release); }
-  bool ended() const { return ended_.load(std::memory_order_acquire); }
 
  private:
   Port& inner_;
   std::atomic<bool> cut_{false};
-  mutable std::atomic<bool> ended_{false};
 };
 
 Port* port_named(RuntimeConfig& rc, const std::string& name) {
@@ -76,14 +69,15 @@ struct GpuRingForwards::Forward {
   GpuRingPort* b = nullptr;
   gr::Placement placement = gr::Placement::host;
   gr::ForwardVariant variant = gr::ForwardVariant::rd;
+  // Declared before the session, so they outlive its loops and its NIC.
   std::unique_ptr<CutOffSource> source;
   Port* sink = nullptr;
-  std::unique_ptr<gr::ForwardSession> session;
   gr::NfHook hook;  // device: the router's device tables
   std::unique_ptr<Router> device_router;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint16_t> device_ports;
 #endif
+  std::unique_ptr<gr::ForwardSession> session;
   // What the monitor (then finish) has added to the PortCounters.
   uint64_t rx = 0, rx_bytes = 0, dropped = 0, forwarded = 0, tx = 0, tx_bytes = 0;
   std::string line;  // describe()
@@ -214,19 +208,28 @@ void GpuRingForwards::monitor_loop() {
 
 void GpuRingForwards::finish(const std::function<bool()>& past_deadline) {
   if (forwards_.empty()) return;
-  auto sources_ended = [&] {
+  auto sources_finished = [&] {
     for (auto& f : forwards_)
-      if (!f->source->ended()) return false;
+      if (!f->session->source_finished()) return false;
     return true;
   };
-  while (!sources_ended() && !past_deadline()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!sources_finished() && !past_deadline()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   for (auto& f : forwards_) f->source->cut();  // no-op for a source that ended by itself
   monitor_stop_ = true;
   if (monitor_.joinable()) monitor_.join();
-  std::vector<gr::ForwardReport> reports;
-  for (auto& f : forwards_) reports.push_back(f->session->finish(kDrainTimeoutS));
+  std::vector<gr::ForwardReport> reports(forwards_.size());
+  std::vector<bool> finished(forwards_.size(), false);
+  for (size_t i = 0; i < forwards_.size(); ++i) {
+    try {
+      reports[i] = forwards_[i]->session->finish(kDrainTimeoutS);
+      finished[i] = true;
+    } catch (const std::exception& e) {  // the NIC's error, rethrown by its join: reported below
+      failures_ += (failures_.empty() ? "" : "; ") + ("forward " + forwards_[i]->spec->name + ": " + e.what());
+    }
+  }
 
   for (size_t i = 0; i < forwards_.size(); ++i) {
+    if (!finished[i]) continue;
     Forward& f = *forwards_[i];
     const gr::ForwardReport& r = reports[i];
     const gr::NicStats& nic = r.nic;

@@ -16,10 +16,11 @@
 // deadline (--duration) the source is cut off (the NIC takes no more frames), then everything
 // taken drains, so the accounting stays exact either way.
 //
-// Errors: ConfigError for a placement: device forward in a build without CUDA; std::runtime_error
-// when no GPU is present for one, when the loops did not drain, when the counters do not add up
-// or when the slot audit finds a slot lost or twice (finish(); gpunfv run exits 1 with the
-// reason); GpuError from the GPU side.
+// Errors: the constructor throws ConfigError for a placement: device forward in a build without
+// CUDA and std::runtime_error when no GPU is present for one; start() throws GpuError when the
+// kernel cannot be launched. Loops that did not drain, counters that do not add up, a slot the
+// audit finds lost or twice, or an error of the NIC emulator are collected by finish() and
+// thrown by throw_if_failed() as one std::runtime_error (gpunfv run exits 1 with the reason).
 #pragma once
 
 #include <atomic>
