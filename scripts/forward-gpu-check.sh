@@ -135,7 +135,7 @@ log "unit tests: forwarding loops (CPU threads) and kernel (GPU)"
 timeout 150 "$BIN/gpunfv_tests" --gtest_filter='*GpuRingForward*:*ForwardVariant*' > "$OUT/unit-tests.txt" 2>&1
 tests_rc=$?
 grep -E "^\[ +(OK|SKIPPED|FAILED) \]|PASSED|FAILED" "$OUT/unit-tests.txt" | tail -n 30
-skipped=$(grep -c "SKIPPED \].*OnDevice" "$OUT/unit-tests.txt" || true)
+skipped=$(grep -cE "^\[  SKIPPED \] .*OnDevice.* \([0-9]+ ms\)" "$OUT/unit-tests.txt" || true)
 note "unit tests (exit, device tests skipped)" "$tests_rc, $skipped skipped"
 
 log "gpuring_bench --gpu-forward (wr, rd; 64 and 1518 B; 200k packets)"
