@@ -7,11 +7,11 @@
 #
 # BUILD_DIR (default build) must hold forward_bench (any build: the benchmark uses no GPU).
 # forward_bench links DPDK statically and runs anywhere. dpdk-testpmd is Debian's (package
-# dpdk-dev) and is dynamically linked: on a host without apt, carry /usr/bin/dpdk-testpmd, the
-# librte_*.so.23 it lists in `ldd` (run.txt records them), and the PMD folder
-# /usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0 (net_ring and the mempool driver are plugins there),
-# then point TESTPMD at the binary and LD_LIBRARY_PATH at the libraries; with -d the PMD folder
-# can be given explicitly. Without testpmd the testpmd rows are left out (TESTPMD='').
+# dpdk-dev) and is dynamically linked: for a host without DPDK, scripts/carry-testpmd.sh packs
+# it with its libraries and the net_ring / ring mempool plugins into .carry/fwd with a wrapper,
+# run as TESTPMD=.carry/fwd/testpmd-wrap (FORWARD_HOST names the results folder). Without
+# testpmd the testpmd rows are left out (TESTPMD=''). Extra options go to forward_bench, e.g.
+# --seconds 2 --rounds 2, or --one-port (one port looped onto itself on one core, both sides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -21,6 +21,7 @@ bin="$build/forward_bench"
 testpmd=${TESTPMD-$(command -v dpdk-testpmd || true)}
 host=${FORWARD_HOST:-$(hostname -s)}
 out=bench/results/forward-$host
+case " $* " in *" --one-port "*) out="$out-oneport" ;; esac
 mkdir -p "$out"
 cpus=$(nproc)
 # Two forwarding CPUs: the last two, away from CPU 0 where the system and the main thread live,

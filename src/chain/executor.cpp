@@ -14,6 +14,7 @@
 #include "chain/batch_shape.h"
 #include "chain/collect_workers.h"
 #include "chain/gpuring_feed.h"
+#include "chain/gpuring_forward.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -95,12 +96,15 @@ class Pipeline {
     for (size_t c = 0; c < rc.chains.size(); ++c) chain_seq_.push_back(std::make_unique<ChainSeq>());
     plan_egress();
     make_ring_feeds(opt.backend);
+    ring_forwards_ = std::make_unique<GpuRingForwards>(rc, stats_);
   }
 
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
-    // gpuring feeds first: starting one may fail (a ring kernel launch), and no thread runs yet.
+    // gpuring forwards and feeds first: starting one may fail (a ring kernel launch), and no
+    // other thread runs yet.
+    ring_forwards_->start();
     for (auto& f : feeds_)
       if (f) f->start();
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
@@ -119,6 +123,7 @@ class Pipeline {
 
     for (auto& t : ingress) t.join();
     forwards.join();
+    ring_forwards_->finish([this] { return past_deadline(monotonic_ns()); });
     stage_->stop();
     for (auto& e : egress_) e->finished.close();
     for (auto& e : egress_) {
@@ -142,6 +147,7 @@ class Pipeline {
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
     done_ = true;
     if (progress.joinable()) progress.join();
+    ring_forwards_->throw_if_failed();  // every thread has stopped: safe to leave by an exception
     return std::move(stats_);
   }
 
@@ -628,6 +634,7 @@ class Pipeline {
   std::vector<size_t> egress_of_chain_;
   std::vector<std::unique_ptr<std::mutex>> tx_locks_;  // per port; null: no lock needed
   std::vector<std::unique_ptr<GpuRingFeed>> feeds_;  // per chain; null unless from a gpuring port
+  std::unique_ptr<GpuRingForwards> ring_forwards_;   // forwards between gpuring ports
   std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;

@@ -15,6 +15,12 @@
 //       variant: wr             # only between two gpuring ports: wr | rd | bn (default rd),
 //                               # see io/gpuring/forward_rings.h
 //
+// Between two gpuring ports the forward runs on their rings (chain/gpuring_forward.h): both
+// ports need the same ring shape (rings, ring_size, slot_bytes, slots_per_ring, tail_batch,
+// tail_timeout_ns, tx_writeback) and placement; descriptor batching is the ports' tail_batch
+// and tail_timeout_ns, so descriptor_batch, flush_us, burst and mode: copy do not apply there.
+// A gpuring port forwards only to and from another gpuring port.
+//
 // A port is the `from` of at most one forward and then feeds no chain; the `to` of a forward
 // is the egress of nothing else (tx is single-threaded per port).
 // Errors: ConfigError naming file:line (unknown ports, sides missing, bad values, routes).
@@ -45,6 +51,7 @@ struct ForwardSpec {
   uint32_t burst = 32;
   bool integrity = false;
   std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
+  bool on_rings = false;    // between two gpuring ports: runs on their rings
 };
 
 // Parses `forward:` (a sequence). `ports` are the built ports, index = id.

@@ -6,6 +6,7 @@
 
 #include "chain/nf_factory.h"
 #include "core/error.h"
+#include "io/gpuring/gpuring_port.h"
 #include "io/port_factory.h"
 #include "nf/router/router.h"
 
@@ -82,18 +83,38 @@ void check_forward_targets(const ConfigNode& root, const RuntimeConfig& rc) {
                           "' is also a chain's egress; a forward needs its target to itself");
 }
 
-// The executor runs a gpuring port only as a chain's `from` (chain/gpuring_feed.h); its packets
-// leave through its own rings or through host ports, never through another gpuring port.
+// The executor runs a gpuring port as a chain's `from` (chain/gpuring_feed.h) or on one side of a
+// forward between two gpuring ports (chain/gpuring_forward.h); a chain's packets leave a
+// gpuring port only through the rings they came in on. A port that receives (a chain's or a
+// forward's from) needs source:; one that only sends (a forward's to) has none to read.
 void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
                          const std::vector<ConfigNode>& chain_nodes, const RuntimeConfig& rc) {
   auto is_ring = [&](uint16_t p) { return p < rc.ports.size() && rc.ports[p]->type() == "gpuring"; };
   for (size_t i = 0; i < rc.ports.size(); ++i) {
     if (!is_ring(static_cast<uint16_t>(i))) continue;
-    bool feeds = false;
-    for (const Chain& c : rc.chains) feeds = feeds || c.from == i;
-    if (!feeds)
-      port_nodes[i]["type"].fail("a gpuring port runs in the chain executor only as a chain's from: "
-                                 "(bench/gpuring_bench runs it on its own; see docs/DESIGN.md)");
+    bool receives = false, sends = false, feeds_chain = false;
+    for (const Chain& c : rc.chains) feeds_chain = feeds_chain || c.from == i;
+    receives = feeds_chain;
+    for (const ForwardSpec& f : rc.forwards) {
+      receives = receives || (f.on_rings && f.from == i);
+      sends = sends || (f.on_rings && f.to == i);
+    }
+    if (!receives && !sends)
+      port_nodes[i]["type"].fail("a gpuring port runs in the chain executor only as a chain's from: or on "
+                                 "a forward between two gpuring ports (bench/gpuring_bench runs it on its "
+                                 "own; see docs/DESIGN.md)");
+    if (feeds_chain && sends)
+      port_nodes[i]["type"].fail("gpuring port '" + rc.ports[i]->name() + "' feeds a chain and is a forward's "
+                                 "to: both would drive its NIC's tx into one sink");
+    const auto& cfg = dynamic_cast<const GpuRingPort&>(*rc.ports[i]).config();
+    if (receives && !cfg.has_source())
+      port_nodes[i].fail("gpuring port '" + rc.ports[i]->name() +
+                         "' needs source: (a port name or an inline pcap/generator port): its NIC "
+                         "receives the frames from there");
+    if (!receives && cfg.has_source())
+      port_nodes[i]["source"].fail("source: port '" + rc.ports[i]->name() +
+                                   "' receives nothing: it is only a forward's to: (its NIC sends what "
+                                   "the forward hands it into sink:)");
   }
   for (size_t k = 0; k < rc.chains.size(); ++k) {
     const Chain& c = rc.chains[k];

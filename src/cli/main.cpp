@@ -60,9 +60,14 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
       if (c.backpressure) std::fprintf(stderr, "    backpressure on, qt %.1f batches\n", c.qt);
     }
     for (const auto& f : rc.forwards)
-      std::fprintf(stderr, "  forward %s: %s, descriptor_batch %u%s%s\n", f.name.c_str(),
-                   f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
-                   f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
+      if (f.on_rings)
+        std::fprintf(stderr, "  forward %s: on the gpuring ports' rings, variant %s%s%s\n", f.name.c_str(),
+                     f.gpu_variant.empty() ? "rd" : f.gpu_variant.c_str(), f.route ? ", routed" : "",
+                     f.integrity ? ", integrity" : "");
+      else
+        std::fprintf(stderr, "  forward %s: %s, descriptor_batch %u%s%s\n", f.name.c_str(),
+                     f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
+                     f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
   RunStats stats = run(rc, opt);
   std::fputs(summary_table(stats).c_str(), stdout);

@@ -24,7 +24,9 @@
 // rx_burst polls the rx queues in turn and copies frames into the batch; tx() copies into an
 // mbuf and queues it, sent with rte_eth_tx_burst every 32 frames and at tx_burst_end(). Frames
 // the device does not take within a second are freed and reported at close (lost_after_post).
-// zero_copy(): mbuf hand-over ("dpdk-mbuf") on queue 0, for `forward:` between dpdk ports.
+// zero_copy(): mbuf hand-over ("dpdk-mbuf") on queue 0, for `forward:` between dpdk ports, per
+// frame or as whole mbuf bursts (zc_handle_bursts). io_thread_begin() registers the calling
+// thread with EAL (rte_thread_register) so its mbuf alloc/free use a per-lcore mempool cache.
 #pragma once
 
 #include <memory>

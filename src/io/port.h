@@ -67,6 +67,10 @@ class Port {
   // True if tx/tx_burst_end may be called from several threads at once (the executor then
   // takes no lock around them); false: the executor serializes each port's tx.
   virtual bool tx_thread_safe() const { return false; }
+  // A thread that will drive this port calls io_thread_begin() first and io_thread_end() when
+  // done (pairs may nest; both on that thread). DPDK ports register the thread with EAL here.
+  virtual void io_thread_begin() {}
+  virtual void io_thread_end() {}
   // Zero-copy frame hand-over for `forward:` (io/zero_copy.h); nullptr if the port cannot.
   virtual ZeroCopyIo* zero_copy() { return nullptr; }
 

@@ -4,8 +4,14 @@
 // ends return one of the same kind (zc_kind), and falls back to copying otherwise.
 //
 // Kinds: "dpdk-mbuf" (rte_mbuf pointers: rx_burst on one port, tx_burst on the other; any two
-// DPDK ports qualify). A later GPU ring port adds its own kind, whose forwarder runs on the
-// device; the host loop in io/forward/forwarder.cpp is for host-visible buffers only.
+// DPDK ports qualify), "afxdp-umem:..." (UMEM addresses, two sockets sharing a UMEM). GPU ring
+// ports forward on their own rings (io/gpuring/forward_*.h); this interface is for
+// host-visible buffers.
+//
+// Two ways to move frames: FrameRef per frame (data, length, handle), for forwards that look at
+// the bytes (routing, integrity); and, where a handle alone names a whole frame (an rte_mbuf
+// carries its length), handle bursts: the array rx filled is the array tx takes, with no
+// per-frame conversion, as dpdk-testpmd's io mode does.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,20 @@ class ZeroCopyIo {
   virtual uint32_t zc_tx(const FrameRef* frames, uint32_t n) = 0;
   // Returns frames that will not be sent (drops) to their pool.
   virtual void zc_free(const FrameRef* frames, uint32_t n) = 0;
+
+  // Handle bursts, offered where zc_handle_bursts() is true (both ends of a forward must offer
+  // them). zc_rx_handles: up to `max` received frames as opaque handles; `bytes` gets their
+  // total length. zc_tx_handles: posts handles[0..n) in order and returns how many were taken
+  // (the port owns them from then on). zc_handle_bytes: total length of frames still the
+  // caller's. zc_free_handles: returns frames that will not be sent to their pool.
+  virtual bool zc_handle_bursts() const { return false; }
+  virtual uint32_t zc_rx_handles(void** handles, uint32_t max, uint64_t& bytes) {
+    bytes = 0;
+    return 0;
+  }
+  virtual uint32_t zc_tx_handles(void* const* handles, uint32_t n) { return 0; }
+  virtual uint64_t zc_handle_bytes(void* const* handles, uint32_t n) const { return 0; }
+  virtual void zc_free_handles(void* const* handles, uint32_t n) {}
 };
 
 }  // namespace gpunfv

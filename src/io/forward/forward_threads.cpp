@@ -3,9 +3,12 @@
 namespace gpunfv {
 
 ForwardThreads::ForwardThreads(RuntimeConfig& rc, RunStats& stats) : rc_(rc), stats_(stats) {
-  for (const ForwardSpec& f : rc.forwards)
+  for (const ForwardSpec& f : rc.forwards) {
+    if (f.on_rings) continue;  // runs on the gpuring ports' rings (chain/gpuring_forward.h)
+    specs_.push_back(&f);
     forwarders_.push_back(std::make_unique<Forwarder>(f, *rc.ports[f.from], *rc.ports[f.to],
                                                       *stats.ports[f.from], *stats.ports[f.to]));
+  }
 }
 
 ForwardThreads::~ForwardThreads() { join(); }
@@ -20,7 +23,7 @@ void ForwardThreads::join() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   for (size_t i = 0; i < forwarders_.size(); ++i) {
-    const ForwardSpec& spec = rc_.forwards[i];
+    const ForwardSpec& spec = *specs_[i];
     const ForwardResult& r = forwarders_[i]->result();
     PortCounters& from = *stats_.ports[spec.from];
     for (int k = 0; k < kDropReasonCount; ++k) from.dropped.by_reason[k] += r.drops.by_reason[k];

@@ -1,5 +1,6 @@
-// Runs the `forward:` entries of a configuration, one thread each, beside the chains; merges
-// their drops, latency and per-forward figures into the run's stats when they end.
+// Runs the host `forward:` entries of a configuration, one thread each, beside the chains; merges
+// their drops, latency and per-forward figures into the run's stats when they end. Forwards
+// between gpuring ports run on their rings instead (chain/gpuring_forward.h).
 #pragma once
 
 #include <functional>
@@ -25,6 +26,7 @@ class ForwardThreads {
  private:
   RuntimeConfig& rc_;
   RunStats& stats_;
+  std::vector<const ForwardSpec*> specs_;  // of forwarders_, in order
   std::vector<std::unique_ptr<Forwarder>> forwarders_;
   std::vector<std::thread> threads_;
   std::function<bool()> stop_;

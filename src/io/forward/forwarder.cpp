@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <thread>
 
 #include "core/batch.h"
@@ -26,19 +28,20 @@ class LoopClock {
     while (monotonic_ns() - t0 < 2'000'000) {
     }
     const uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
-    ns_per_cycle_ = double(t1 - t0) / double(c1 - c0);
+    // ns = cycles * ns_per_cycle, in 32.32 fixed point: a multiply and a shift per read.
+    ns_per_cycle_q32_ = uint64_t(double(t1 - t0) / double(c1 - c0) * 4294967296.0);
 #endif
   }
   uint64_t now() const {
 #if defined(__x86_64__)
-    return uint64_t(double(__builtin_ia32_rdtsc()) * ns_per_cycle_);
+    return uint64_t((unsigned __int128)__builtin_ia32_rdtsc() * ns_per_cycle_q32_ >> 32);
 #else
     return monotonic_ns();
 #endif
   }
 
  private:
-  double ns_per_cycle_ = 1;
+  uint64_t ns_per_cycle_q32_ = uint64_t(1) << 32;
 };
 
 const LoopClock& loop_clock() {
@@ -90,7 +93,8 @@ Forwarder::Forwarder(const ForwardSpec& spec, Port& from, Port& to, PortCounters
 Forwarder::~Forwarder() = default;
 
 std::string Forwarder::describe() const {
-  std::string s = fmt::format("forward {} {}", spec_.name, zero_copy() ? "zero-copy" : "copy");
+  std::string s = fmt::format("forward {} {}", spec_.name,
+                              handle_bursts() ? "zero-copy (handle bursts)" : zero_copy() ? "zero-copy" : "copy");
   if (!fallback_reason_.empty()) s += " (zerocopy asked: " + fallback_reason_ + ")";
   s += fmt::format(", descriptor_batch {}", spec_.descriptor_batch);
   if (spec_.route) s += ", routed";
@@ -108,63 +112,189 @@ bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& w
   return true;
 }
 
-// Counts accumulate here and reach the shared PortCounters every 64 loop turns (publish()):
-// the two directions of a port pair write the same counters, and an atomic add per burst on
-// a shared cache line cost more than the forwarding itself.
-void Forwarder::count_rx(uint32_t n, uint64_t bytes) {
-  local_.rx += n;
-  local_.rx_bytes += bytes;
+// What a running loop writes: kept on the forwarding thread's stack, so two forwards (the two
+// directions of a port pair) never write one cache line; the counts reach the shared
+// PortCounters every 64 loop turns (publish()), as an atomic add per burst on a line both
+// directions write cost more than the forwarding itself.
+struct Forwarder::Loop {
+  ForwardResult result;
+  uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;  // not yet published
+  uint32_t empty_polls = 0, turns = 0;
+
+  void drop(DropReason r, uint64_t n = 1) {
+    result.drops.add(r, n);
+    dropped += n;
+  }
+  // End of a loop turn: publish every 64 busy turns; an empty poll idles.
+  bool busy_turn() { return ++turns % 64 == 0; }
+};
+
+bool Forwarder::handle_bursts() const {
+  return zc_from_ && zc_from_->zc_handle_bursts() && zc_to_->zc_handle_bursts() && !spec_.route &&
+         !spec_.integrity && !between_rx_and_tx;
 }
 
-void Forwarder::count_drop(DropReason r) {
-  result_.drops.add(r);
-  ++local_.dropped;
-}
-
-void Forwarder::count_tx(uint32_t n, uint64_t bytes) {
-  local_.tx += n;
-  local_.tx_bytes += bytes;
-}
-
-void Forwarder::publish() {
+void Forwarder::publish(Loop& st) {
   auto add = [](std::atomic<uint64_t>& a, uint64_t& v) {
     if (v) a.fetch_add(v, std::memory_order_relaxed), v = 0;
   };
-  add(from_pc_.rx_packets, local_.rx);
-  add(from_pc_.rx_bytes, local_.rx_bytes);
-  add(from_pc_.dropped_total, local_.dropped);
-  uint64_t tx = local_.tx;
-  add(to_pc_.tx_packets, local_.tx);
-  add(to_pc_.tx_bytes, local_.tx_bytes);
+  add(from_pc_.rx_packets, st.rx);
+  add(from_pc_.rx_bytes, st.rx_bytes);
+  add(from_pc_.dropped_total, st.dropped);
+  uint64_t tx = st.tx;
+  add(to_pc_.tx_packets, st.tx);
+  add(to_pc_.tx_bytes, st.tx_bytes);
   add(from_pc_.forwarded, tx);
 }
 
-// An empty poll spins (about half a millisecond of pause instructions) before it gives the core
-// away: a yield is a system call, and on a busy core it hands the CPU to another task for a
-// whole time slice, far longer than the gap until the next burst while traffic flows.
-void Forwarder::idle(uint32_t& empty_polls) {
-  if (++empty_polls < 16384) {
+// After an empty poll the loop polls again at once, as a DPDK lcore does, for the first
+// kSpinPolls (a few microseconds: a pause there delays the reaction to the next burst by up to
+// ~140 cycles on recent Intel cores, and in a loop with few frames in flight the rate is frames
+// in flight over that reaction time); then with a pause instruction between polls, about half a
+// millisecond; then it gives the core away: a yield is a system call, and on a busy core it
+// hands the CPU to another task for a whole time slice, far longer than the gap until the next
+// burst while traffic flows.
+void Forwarder::idle(Loop& st) {
+  constexpr uint32_t kSpinPolls = 256;
+  if (++st.empty_polls < kSpinPolls) return;
+  if (st.empty_polls < 16384) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
     return;
   }
-  empty_polls = 0;
-  publish();
+  st.empty_polls = 0;
+  publish(st);
   std::this_thread::yield();
 }
 
 void Forwarder::run(const std::function<bool()>& stop) {
-  if (zero_copy())
-    run_zero_copy(stop);
+  from_.io_thread_begin();
+  to_.io_thread_begin();
+  auto st = std::make_unique<Loop>();  // the histogram is 8 KiB: heap, this thread's arena
+  if (handle_bursts())
+    run_handle_bursts(stop, *st);
+  else if (zero_copy())
+    run_zero_copy(stop, *st);
   else
-    run_copy(stop);
+    run_copy(stop, *st);
+  publish(*st);
+  to_.io_thread_end();
+  from_.io_thread_end();
+  result_ = std::move(st->result);
 }
 
-// Zero-copy: frames stay in the rx port's buffers; a post hands up to descriptor_batch of them
-// to the tx port in one zc_tx call (one descriptor tail update). Arrays are sized once: at most
-// burst + descriptor_batch - 1 frames wait between posts.
-void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
+// Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
+// takes groups of descriptor_batch straight from it. Per turn one clock read, after the posts:
+// it times them and starts the next poll; a frame's latency runs from the start of the poll
+// that received it to the end of the turn that posted it (one histogram update per burst and
+// post). Lengths are summed once, at rx: tx bytes are the rx bytes less those dropped and those
+// still waiting, settled when the counters are published. `arrivals` remembers where each
+// waiting burst ends and when its poll began; `groups` the posts of the turn.
+void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
+  const LoopClock& clock = loop_clock();
+  ZeroCopyIo& in = *zc_from_;
+  ZeroCopyIo& out = *zc_to_;
+  const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
+  const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
+  const uint32_t cap = burst + db;  // at most db - 1 wait between turns, plus a burst
+  std::vector<void*> pending(cap);
+  struct Arrival {
+    uint32_t end;  // frames [previous end, end) of pending came in this burst
+    uint64_t ns;   // when the poll that got them began
+  };
+  struct Group {
+    uint32_t first, sent;
+  };
+  std::vector<Arrival> arrivals(cap);
+  std::vector<Group> groups(cap);
+  uint32_t waiting = 0, bursts = 0;  // pending[0, waiting); arrivals[0, bursts)
+  uint64_t rx_bytes = 0, lost_bytes = 0, tx_bytes = 0;  // totals: received, dropped, counted sent
+
+  // Before counters go out: what left is what came in, less drops and what still waits.
+  auto settle_tx_bytes = [&] {
+    const uint64_t left = rx_bytes - lost_bytes - (waiting ? in.zc_handle_bytes(pending.data(), waiting) : 0);
+    st.tx_bytes += left - tx_bytes;
+    tx_bytes = left;
+  };
+
+  // Posts pending[first, first + count): one tx descriptor post; what the port does not take
+  // within 1000 tries is freed and counted (port_tx_error).
+  auto post = [&](uint32_t first, uint32_t count) {
+    void* const* group = pending.data() + first;
+    uint32_t sent = out.zc_tx_handles(group, count);
+    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += out.zc_tx_handles(group + sent, count - sent);
+    ++st.result.posts;
+    st.tx += sent;
+    if (sent < count) {
+      lost_bytes += in.zc_handle_bytes(group + sent, count - sent);
+      in.zc_free_handles(group + sent, count - sent);
+      st.drop(DropReason::port_tx_error, count - sent);
+    }
+    return sent;
+  };
+
+  uint64_t poll_ns = clock.now();  // when this turn's poll began
+  uint32_t n = 0;
+  for (;;) {
+    // The stop word is read after an empty poll and every 16th busy turn.
+    const bool stopping = (n == 0 || (st.turns & 15) == 0) && (stop() || from_.rx_done());
+    uint64_t got_bytes = 0;
+    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, got_bytes);
+    if (n) {
+      st.rx += n;
+      rx_bytes += got_bytes;
+      st.rx_bytes += got_bytes;
+      waiting += n;
+      arrivals[bursts++] = Arrival{waiting, poll_ns};
+    }
+    uint32_t posted = 0, posts = 0;
+    while (waiting - posted >= db) groups[posts++] = Group{posted, post(posted, db)}, posted += db;
+    // A partial group waits for more frames only while more keep coming (at most flush_us
+    // after the oldest of them came).
+    if (waiting > posted) {
+      uint32_t a = 0;
+      while (arrivals[a].end <= posted) ++a;
+      if (stopping || n == 0 || poll_ns - arrivals[a].ns >= flush_ns)
+        groups[posts++] = Group{posted, post(posted, waiting - posted)}, posted = waiting;
+    }
+    const uint64_t now = clock.now();
+    if (posted) {
+      // Latency of the sent frames, one histogram update per burst and post.
+      for (uint32_t g = 0; g < posts; ++g)
+        for (uint32_t a = 0, at = groups[g].first, end = at + groups[g].sent; a < bursts && at < end; ++a) {
+          if (arrivals[a].end <= at) continue;
+          const uint32_t upto = std::min(arrivals[a].end, end);
+          st.result.latency.record(now - arrivals[a].ns, upto - at);
+          at = upto;
+        }
+      // Frames left (fewer than db) move to the front; so do the bursts they came in.
+      const uint32_t left = waiting - posted;
+      if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
+      uint32_t keep = 0;
+      for (uint32_t a = 0; a < bursts; ++a)
+        if (arrivals[a].end > posted) arrivals[keep++] = Arrival{arrivals[a].end - posted, arrivals[a].ns};
+      bursts = keep;
+      waiting = left;
+    }
+    poll_ns = now;
+    if (stopping) break;
+    if (n == 0) {
+      settle_tx_bytes();  // nothing waits after an empty poll: no length to read
+      idle(st);
+      poll_ns = clock.now();  // the idle turn may have given the core away
+    } else if (st.busy_turn()) {
+      settle_tx_bytes();
+      publish(st), st.empty_polls = 0;
+    }
+  }
+  settle_tx_bytes();
+}
+
+// Zero-copy per frame: frames stay in the rx port's buffers; a post hands up to descriptor_batch
+// of them to the tx port in one zc_tx call (one descriptor tail update). Arrays are sized once:
+// at most burst + descriptor_batch - 1 frames wait between posts.
+void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   const uint32_t db = spec_.descriptor_batch;
   const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
@@ -173,7 +303,6 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
   std::vector<uint64_t> rx_ns(cap);
   std::vector<uint32_t> sums(cap);
   size_t head = 0, tail = 0;  // pending[head, tail) wait for their post
-  uint32_t empty_polls = 0, turns = 0;
 
   auto post = [&](uint32_t count) {
     // Verify first: a frame whose sampled bytes changed is not sent.
@@ -184,7 +313,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
         const size_t at = head + k, to = head + keep;
         if (sampled_integrity(pending[at].data, pending[at].len) != sums[at]) {
           zc_from_->zc_free(&pending[at], 1);
-          count_drop(DropReason::integrity_mismatch);
+          st.drop(DropReason::integrity_mismatch);
           continue;
         }
         pending[to] = pending[at], rx_ns[to] = rx_ns[at];
@@ -195,7 +324,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
     uint32_t sent = 0;
     for (int tries = 0; sent < keep && tries < 1000; ++tries)
       sent += zc_to_->zc_tx(group + sent, keep - sent);
-    ++result_.posts;
+    ++st.result.posts;
     const uint64_t now = clock.now();
     uint64_t bytes = 0;
     for (uint32_t k = 0; k < sent; ++k) bytes += group[k].len;
@@ -203,13 +332,14 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
     for (uint32_t k = 0; k < sent;) {
       uint32_t run = 1;
       while (k + run < sent && rx_ns[head + k + run] == rx_ns[head + k]) ++run;
-      result_.latency.record(now - rx_ns[head + k], run);
+      st.result.latency.record(now - rx_ns[head + k], run);
       k += run;
     }
-    count_tx(sent, bytes);
+    st.tx += sent;
+    st.tx_bytes += bytes;
     if (sent < keep) {
       zc_to_->zc_free(group + sent, keep - sent);
-      for (uint32_t k = sent; k < keep; ++k) count_drop(DropReason::port_tx_error);
+      st.drop(DropReason::port_tx_error, keep - sent);
     }
     head += count;
     if (head == tail) head = tail = 0;
@@ -229,14 +359,15 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
     if (n) {
       uint64_t bytes = 0;
       for (uint32_t k = 0; k < n; ++k) bytes += rx[k].len;
-      count_rx(n, bytes);
+      st.rx += n;
+      st.rx_bytes += bytes;
     }
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t sum = 0;
       DropReason why = DropReason::none;
       if ((spec_.route || spec_.integrity) && !on_rx(rx[k].data, rx[k].len, sum, why)) {
         zc_from_->zc_free(&rx[k], 1);
-        count_drop(why);
+        st.drop(why);
         continue;
       }
       if (between_rx_and_tx) between_rx_and_tx(rx[k].data, rx[k].len);
@@ -249,16 +380,15 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop) {
       post(uint32_t(tail - head));
     if (stopping) break;
     if (n == 0)
-      idle(empty_polls);
-    else if (++turns % 64 == 0)
-      publish(), empty_polls = 0;
+      idle(st);
+    else if (st.busy_turn())
+      publish(st), st.empty_polls = 0;
   }
-  publish();
 }
 
 // Copy: rx_burst copies frames into a batch of our own, tx copies them out again; posts are
 // tx_burst_end() calls every descriptor_batch frames.
-void Forwarder::run_copy(const std::function<bool()>& stop) {
+void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   const uint32_t db = spec_.descriptor_batch;
   const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
@@ -268,7 +398,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop) {
   std::vector<uint64_t> rx_ns(capacity);
   std::vector<uint32_t> sums(capacity);
   std::vector<uint8_t> alive(capacity);
-  uint32_t posted = 0, empty_polls = 0, turns = 0;
+  uint32_t posted = 0;
 
   auto post = [&](uint32_t count) {
     BatchView v = batch.view();
@@ -279,21 +409,22 @@ void Forwarder::run_copy(const std::function<bool()>& stop) {
       if (!alive[i]) continue;
       uint8_t* frame = v.data.framework_data() + size_t(i) * v.stride;
       if (spec_.integrity && sampled_integrity(frame, v.len[i]) != sums[i]) {
-        count_drop(DropReason::integrity_mismatch);
+        st.drop(DropReason::integrity_mismatch);
         continue;
       }
       if (!to_.tx(v, i)) {
-        count_drop(DropReason::port_tx_error);
+        st.drop(DropReason::port_tx_error);
         continue;
       }
       ++sent;
       bytes += v.len[i];
-      result_.latency.record(now - rx_ns[i]);
+      st.result.latency.record(now - rx_ns[i]);
     }
     to_.tx_burst_end();
-    ++result_.posts;
-    count_tx(sent, bytes);
-    result_.copied_bytes += bytes;  // the tx copy; the rx copy is counted at rx
+    ++st.result.posts;
+    st.tx += sent;
+    st.tx_bytes += bytes;
+    st.result.copied_bytes += bytes;  // the tx copy; the rx copy is counted at rx
     posted += count;
     if (posted == batch.count()) batch.set_count(posted = 0);
   };
@@ -311,21 +442,22 @@ void Forwarder::run_copy(const std::function<bool()>& stop) {
       rx_ns[i] = now;
       alive[i] = 0;
       if (v.len[i] > v.stride) {
-        count_drop(DropReason::oversize);
+        st.drop(DropReason::oversize);
         continue;
       }
       uint8_t* frame = v.data.framework_data() + size_t(i) * v.stride;
       DropReason why = DropReason::none;
       if (!on_rx(frame, v.len[i], sums[i], why)) {
-        count_drop(why);
+        st.drop(why);
         continue;
       }
       if (between_rx_and_tx) between_rx_and_tx(frame, v.len[i]);
       alive[i] = 1;
     }
     if (n) {
-      count_rx(n, bytes);
-      result_.copied_bytes += bytes;
+      st.rx += n;
+      st.rx_bytes += bytes;
+      st.result.copied_bytes += bytes;
     }
     while (batch.count() - posted >= db) post(db);
     const uint32_t left = batch.count() - posted;
@@ -333,12 +465,11 @@ void Forwarder::run_copy(const std::function<bool()>& stop) {
       post(left);
     if (stopping) break;
     if (n == 0)
-      idle(empty_polls);
-    else if (++turns % 64 == 0)
-      publish(), empty_polls = 0;
+      idle(st);
+    else if (st.busy_turn())
+      publish(st), st.empty_polls = 0;
   }
   to_.flush();
-  publish();
 }
 
 }  // namespace gpunfv

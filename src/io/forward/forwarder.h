@@ -6,10 +6,19 @@
 // posted when an rx poll finds nothing more, or after `flush_us` while frames keep trickling in
 // (so batching costs latency only while traffic flows, never a stall when it stops).
 //
+// Zero-copy runs one of two loops: where neither routing nor integrity (nor the test hook) needs
+// the bytes and both ports offer handle bursts (DPDK mbufs), the burst-native loop hands the
+// array rx_burst filled straight to tx_burst, counting and timing per burst (dpdk-testpmd io's
+// shape, plus accounting, latency and descriptor batching); otherwise a per-frame loop.
+//
 // Counting: rx, forwarded, drops and tx go into the ports' PortCounters every few dozen loop
-// turns and when the loop idles or ends (the progress line sees them); drops by reason and latency (rx -> tx post) are kept here and
-// merged into the run's stats when the thread ends, so rx = tx + drops holds per port.
-// Host loop only: a GPU ring pair will have its own forwarder kernel with the same counters.
+// turns and when the loop idles or ends (the progress line sees them); drops by reason and
+// latency (rx -> tx post) are kept on the forwarding thread's own stack while it runs (two
+// forwards' threads never write one cache line) and land in result() when run() returns, and
+// the caller merges them into the run's stats, so rx = tx + drops holds per port.
+// run() calls the ports' io_thread_begin/end around the loop (DPDK: an lcore id, hence
+// per-lcore mempool caches for the copy path's mbuf alloc/free).
+// Host loop only: a GPU ring pair has its own forwarder (io/gpuring/forward_*.h).
 #pragma once
 
 #include <atomic>
@@ -43,6 +52,8 @@ class Forwarder {
   void run(const std::function<bool()>& stop);
 
   bool zero_copy() const { return zc_from_ != nullptr; }
+  // Zero-copy by whole handle bursts (no per-frame work in the loop).
+  bool handle_bursts() const;
   const ForwardResult& result() const { return result_; }
   std::string describe() const;
 
@@ -50,15 +61,14 @@ class Forwarder {
   std::function<void(uint8_t* frame, uint32_t len)> between_rx_and_tx;
 
  private:
-  void run_zero_copy(const std::function<bool()>& stop);
-  void run_copy(const std::function<bool()>& stop);
+  struct Loop;  // what a running loop writes, on its own thread's stack
+  void run_handle_bursts(const std::function<bool()>& stop, Loop& st);
+  void run_zero_copy(const std::function<bool()>& stop, Loop& st);
+  void run_copy(const std::function<bool()>& stop, Loop& st);
   // Routing and the rx-side checksum of one frame; false (and `why`) if it is dropped.
   bool on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& why) const;
-  void count_rx(uint32_t n, uint64_t bytes);
-  void count_drop(DropReason r);
-  void count_tx(uint32_t n, uint64_t bytes);
-  void publish();
-  void idle(uint32_t& empty_polls);
+  void publish(Loop& st);
+  void idle(Loop& st);
 
   ForwardSpec spec_;
   Port& from_;
@@ -68,10 +78,7 @@ class Forwarder {
   ZeroCopyIo* zc_from_ = nullptr;
   ZeroCopyIo* zc_to_ = nullptr;
   std::string fallback_reason_;
-  ForwardResult result_;
-  struct {
-    uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;
-  } local_;  // not yet published to the PortCounters
+  ForwardResult result_;  // written when run() returns
 };
 
 }  // namespace gpunfv

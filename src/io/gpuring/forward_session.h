@@ -63,6 +63,8 @@ class ForwardSession {
 
   static constexpr double kAbortWaitS = 5;
   ForwardRings& rings() { return *fwd_; }
+  // The NIC has taken the source's last frame (or stopped on an error join() will rethrow).
+  bool source_finished() const { return nic_->rx_finished(); }
 
  private:
   void start_emulator();

@@ -72,8 +72,6 @@ GpuRingConfig GpuRingConfig::parse(const ConfigNode& node) {
   c.burst = static_cast<uint32_t>(node.int_or("burst", 32, 1, 1024));
   parse_endpoint(node, "source", c.source_name, c.source_spec);
   parse_endpoint(node, "sink", c.sink_name, c.sink_spec);
-  if (c.source_name.empty() && !c.source_spec)
-    node.fail("gpuring port '" + node.str("name") + "' needs source: (a port name or an inline pcap/generator port)");
   return c;
 }
 

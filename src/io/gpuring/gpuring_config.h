@@ -23,10 +23,13 @@ struct GpuRingConfig {
   bool batched_dma = true;
   bool flow_control = false;
   uint32_t burst = 32;
-  // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline.
+  // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline. Which
+  // the port needs depends on its role (a port that receives needs a source; one that is only
+  // a forward's target has none): chain/runtime_config.cpp checks that.
   std::string source_name, sink_name;
   std::optional<ConfigNode> source_spec, sink_spec;
 
+  bool has_source() const { return !source_name.empty() || source_spec.has_value(); }
   // Throws ConfigError naming the file:line of a bad key or value.
   static GpuRingConfig parse(const ConfigNode& node);
 };

@@ -48,7 +48,7 @@ std::string GpuRingPort::describe() const {
       p.rings, p.ring_size, p.slot_bytes, p.tail_batch, p.tail_timeout_ns, p.tx_writeback ? "on" : "off",
       config_.placement_auto ? "auto" : config_.placement == gpuring::Placement::device ? "device" : "host",
       config_.rate_text,
-      source_ ? source_->describe() : config_.source_name,
+      source_ ? source_->describe() : (config_.source_name.empty() ? "(none)" : config_.source_name),
       sink_ ? sink_->describe() : (config_.sink_name.empty() ? "(none)" : config_.sink_name));
 }
 

@@ -93,7 +93,6 @@ TEST(GpuRingConfig, BadValuesNameFileAndLine) {
   expect_error(head + "placement: fpga", "placement", 4);
   expect_error(head + "dma: fast", "dma", 4);
   expect_error(head + "ringz: 2", "ringz", 4);
-  expect_error("name: gr\ntype: gpuring\nrings: 2", "needs source", 1);
   expect_error(head + "sink: [a, b]", "sink", 4);
   expect_error(head + "sink: {name: x}", "type:", 4);
 }
