@@ -163,10 +163,11 @@ TEST(GpuStageDeviceResident, SdChainEqualsCpuWithoutMovingPackets) {
             << k << ":" << i << " " << nf.name();
       }
       drops += a.verdict[i] != 0;
-      // The frame, read back from its slot.
+      // The frame, read back from its slot. The device view's slot_index lies in device memory:
+      // the slot comes from the host's copy of it.
       const BatchView dv = handles[k]->device_view();
-      GPUNFV_CUDA(cudaMemcpy(slot.data(), dv.data.framework_data() + slot_offset(dv, i), stride,
-                             cudaMemcpyDeviceToHost));
+      const size_t at = size_t(resident[k].slot_of[i]) * dv.stride;
+      GPUNFV_CUDA(cudaMemcpy(slot.data(), dv.data.framework_data() + at, stride, cudaMemcpyDeviceToHost));
       ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * stride, slot.data(),
                                std::min<uint32_t>(a.len[i], stride)))
           << k << ":" << i;
