@@ -21,7 +21,9 @@
 #include <cub/block/block_scan.cuh>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
 #include "gpu/per_packet_kernel.cuh"
+#include "gpu/stream.h"
 #include "nf/ipsec/esp_order.h"
 #include "nf/ipsec/ipsec.h"
 
@@ -38,20 +40,20 @@ struct IpsecGateway::GpuState {
 
   cudaEvent_t aux_event(cudaStream_t aux) {
     cudaEvent_t& e = aux_done[aux];
-    if (!e) GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (!e) e = create_event(cudaEventDisableTiming);
     return e;
   }
 
   GpuState() {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&order, cudaStreamNonBlocking));
-    GPUNFV_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    GPUNFV_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    order = create_stream();
+    ready = create_event(cudaEventDisableTiming);
+    done = create_event(cudaEventDisableTiming);
   }
   ~GpuState() {
     for (auto& [s, e] : aux_done) cudaEventDestroy(e);  // a lane's context may be gone: no check
     if (done) cudaEventDestroy(done);
     if (ready) cudaEventDestroy(ready);
-    if (order) cudaStreamDestroy(order);
+    destroy_stream(order);
   }
 };
 
@@ -156,6 +158,14 @@ void IpsecGateway::prepare_gpu() {
   if (!gpu_) gpu_.reset(new GpuState);
 }
 
+void IpsecGateway::prepare_gpu_lane(const GpuStream& s) {
+  // The event that ends a batch's numbering on the lane's aux stream (made here rather than at
+  // the first batch, which may run beside a persistent kernel).
+  if (!gpu_ || !s.serial || !s.aux || direction_ != IpsecDirection::outbound) return;
+  std::lock_guard<std::mutex> lock(gpu_->m);
+  gpu_->aux_event(s.aux);
+}
+
 void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuStream& s) const {
   if (db.count == 0) return;
   esp::EspView v = device_view_;
@@ -222,5 +232,12 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     });
   }
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(select_sa_kernel);
+GPUNFV_REGISTER_KERNEL(number_kernel);
+GPUNFV_REGISTER_KERNEL(replay_kernel);
+GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Encapsulate>);
+GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Decapsulate>);
 
 }  // namespace gpunfv
