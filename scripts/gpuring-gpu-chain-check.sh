@@ -2,6 +2,13 @@
 # Issue 6 on a machine with an NVIDIA GPU (H100/H200): chains fed by a gpuring port on the GPU
 # backend (placement: device: the ring loops as one persistent kernel, the NIC emulator on the
 # copy engine, the chain on the ring batches where they lie).
+#   0. diagnosis first, so a hanging run explains itself: the device preflight (every registered
+#      kernel loads), the GPU stage on device-resident batches alone and beside a running ring
+#      kernel without the NIC emulator (GpuStageDeviceResident), then the single chain test
+#      (GpuRingChainOnDevice.RouterEqualsCpu) with a 90 s limit. On a hang it prints what the
+#      watchdog reported (phase, NIC progress, ring registers, CUDA set-up calls made beside the
+#      ring kernel) and, where gdb is installed, every thread's stack; the GPU chain runs of the
+#      later steps are then skipped (they would only hang again);
 #   1. unit tests: what crosses PCIe (RingBatchTransfer), the configuration checks
 #      (GpuRingFeedConfig), the GPU stage on device-resident batches against the CPU
 #      (GpuStageDeviceResident), the executor's gpuring chains on the GPU backend against the CPU
@@ -17,9 +24,9 @@
 #      backend, plus the CPU backend for reference: unpaced (Mpps) and paced at 100 kpps
 #      (latency): Mpps, latency p50/p99 (report: rx to egress; gpuring: also the NIC emulator's
 #      in-to-out), CPU cores (CPU seconds of the gpunfv process per wall second).
-# Writes OUT_DIR/{device.txt, unit-tests.txt, examples.txt, compare.txt, compare.json, runs/*};
-# the summary table is printed last. About 2-4 minutes; at most about 7.5 (every GPU run hanging
-# until its watchdog or timeout).
+# Writes OUT_DIR/{device.txt, diagnosis-*.txt, unit-tests.txt, examples.txt, compare.txt,
+# compare.json, runs/*}; the summary table is printed last. About 2-4 minutes; at most about 7.5
+# (a hang found in step 0 skips the later GPU chain runs).
 # Usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR   (PACKETS=1000000 by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,17 +36,65 @@ BIN=$(cd "$BIN" && pwd)
 mkdir -p "$OUT/runs" out
 OUT=$(cd "$OUT" && pwd)
 PACKETS=${PACKETS:-1000000}
+export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 export CUDA_MODULE_LOADING=EAGER   # the ring kernel runs beside the chain's (kernel_loading.h)
 log() { echo; echo "=== $*"; }
-status_unit=FAILED status_examples=FAILED status_compare=FAILED
+status_diag=FAILED status_unit=FAILED status_examples=FAILED status_compare=FAILED
+chain_hangs=0
 
 log "device"
-{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "no nvidia-smi"; nproc | sed 's/^/host cores: /'; } | tee "$OUT/device.txt"
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "no nvidia-smi"; nproc | sed 's/^/host cores: /'
+  echo "CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-} CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-unset (the binaries ask for 32)}"; } | tee "$OUT/device.txt"
+
+# diag NAME LIMIT_S FILTER: runs gpunfv_tests --gtest_filter=FILTER within LIMIT_S seconds into
+# OUT/diagnosis-NAME.txt; prints the verdicts, and on a hang what the watchdog said (and, when
+# the limit struck first, every thread's stack where gdb exists). Returns 0 passed, 1 failed,
+# 2 hung (watchdog exit 3, or the limit).
+diag() {
+  local name=$1 limit=$2 filter=$3 f="$OUT/diagnosis-$1.txt" pid rc waited=0
+  "$BIN/gpunfv_tests" --gtest_filter="$filter" > "$f" 2>&1 &
+  pid=$!
+  while kill -0 $pid 2>/dev/null && [ $waited -lt "$limit" ]; do sleep 1; waited=$((waited + 1)); done
+  if kill -0 $pid 2>/dev/null; then
+    echo "$name: still running after ${limit} s (no watchdog fired)" | tee -a "$f"
+    if command -v gdb > /dev/null; then
+      timeout 60 gdb -p $pid -batch -ex "set pagination off" -ex "thread apply all bt 12" > "$OUT/diagnosis-$name-stacks.txt" 2>&1
+      echo "$name: thread stacks in diagnosis-$name-stacks.txt:"
+      grep -E "^Thread|^#[0-9]+ " "$OUT/diagnosis-$name-stacks.txt" | head -n 80
+    fi
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    rc=137
+  else
+    wait $pid
+    rc=$?
+  fi
+  grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|^preflight:|gpunfv: warning|gpuring watchdog|^  state:|Failure|Expected|Which is|before the ring kernel" "$f" | head -n 40
+  if [ $rc -eq 3 ] || [ $rc -ge 124 ]; then
+    echo "$name: HUNG (exit $rc); the watchdog's report, if it fired:"
+    grep -A3 "gpuring watchdog" "$f" || tail -n 20 "$f"
+    return 2
+  fi
+  if [ $rc -ne 0 ] || grep -q "SKIPPED" "$f"; then echo "$name: exit $rc"; tail -n 15 "$f"; return 1; fi
+  return 0
+}
+
+log "0. diagnosis: the GPU stage beside a running ring kernel, then the single chain test (90 s)"
+diag stage 100 'DevicePreflight*:GpuStageDeviceResident*'
+rc_stage=$?
+diag chain 90 'GpuRingChainOnDevice.RouterEqualsCpu'
+rc_chain=$?
+[ $rc_chain -eq 2 ] && chain_hangs=1
+echo "stage beside the ring kernel: $([ $rc_stage -eq 0 ] && echo OK || ([ $rc_stage -eq 2 ] && echo HUNG || echo FAILED));" \
+     "single chain test: $([ $rc_chain -eq 0 ] && echo OK || ([ $rc_chain -eq 2 ] && echo HUNG || echo FAILED))"
+[ $rc_stage -eq 0 ] && [ $rc_chain -eq 0 ] && status_diag=OK
 
 log "unit tests"
-timeout 240 "$BIN/gpunfv_tests" \
-  --gtest_filter='RingBatchTransfer*:GpuRingFeedConfig*:GpuStageDeviceResident*:GpuRingChainOnDevice*:*GpuRingBatchesOnDevice*:SlotIndex*' \
-  > "$OUT/unit-tests.txt" 2>&1
+# Step 0 ran the stage tests and the router chain test; a chain that hung there is left out.
+unit_filter='RingBatchTransfer*:GpuRingFeedConfig*:KernelRegistry*:PersistentKernelSetup*:GpuRingChainOnDevice*:*GpuRingBatchesOnDevice*:SlotIndex*'
+unit_filter="$unit_filter-GpuRingChainOnDevice.RouterEqualsCpu"
+[ $chain_hangs -eq 1 ] && unit_filter="${unit_filter}:GpuRingChainOnDevice*"
+timeout 200 "$BIN/gpunfv_tests" --gtest_filter="$unit_filter" > "$OUT/unit-tests.txt" 2>&1
 rc=$?
 grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|PASSED|FAILED TEST|watchdog" "$OUT/unit-tests.txt"
 if [ $rc -eq 0 ] && ! grep -q "SKIPPED" "$OUT/unit-tests.txt"; then status_unit=OK; else echo "unit tests: exit $rc"; tail -n 30 "$OUT/unit-tests.txt"; fi
@@ -56,9 +111,13 @@ run_example() {  # NAME YAML BACKEND OUTPUT-PREFIX
 }
 rm -f "$OUT/runs/exits.txt"
 run_example router-cpu examples/gpuring-router.yaml cpu gpuring
-run_example router-gpu examples/gpuring-router.yaml gpu gpuring
 run_example sd-cpu examples/gpuring-chain-fw-ipsec-nids-router.yaml cpu gpuring-sd
-run_example sd-gpu examples/gpuring-chain-fw-ipsec-nids-router.yaml gpu gpuring-sd
+if [ $chain_hangs -eq 1 ]; then
+  echo "GPU runs skipped: the chain hung in step 0" | tee -a "$OUT/runs/exits.txt"
+else
+  run_example router-gpu examples/gpuring-router.yaml gpu gpuring
+  run_example sd-gpu examples/gpuring-chain-fw-ipsec-nids-router.yaml gpu gpuring-sd
+fi
 if grep -q "sd-gpu: exit 0" "$OUT/runs/exits.txt"; then  # a hang there would only repeat
   sed 's/^  batch_size: 256/  batch_size: 256\n  scheduler: fair/' examples/gpuring-chain-fw-ipsec-nids-router.yaml \
     > examples/.gpuring-sd-fair.yaml
@@ -132,10 +191,12 @@ PY
 
 log "comparison: gpuring-fed vs host-staged, router over the same generated 64 B frames"
 # What is left of the script's 7.5 minutes: runs stop being started when less than a minute is.
-python3 - "$BIN" "$OUT" "$PACKETS" "$((450 - SECONDS))" <<'PY' | tee "$OUT/compare.txt"
+# A chain that hung in step 0: the gpuring device cases are not run.
+python3 - "$BIN" "$OUT" "$PACKETS" "$((450 - SECONDS))" "$chain_hangs" <<'PY' | tee "$OUT/compare.txt"
 import json, os, re, resource, subprocess, sys, time
 bin_dir, out, packets = sys.argv[1], sys.argv[2], int(sys.argv[3])
 budget_end = time.monotonic() + int(sys.argv[4])
+chain_hangs = sys.argv[5] == "1"
 root = os.getcwd()
 # The example table, its next hops renamed: back out of the ring (gr), or to host ports.
 table = open(f"{root}/data/router/example.routes").read()
@@ -169,6 +230,9 @@ for name, backend, port, routes in cases(packets, None, "unpaced") + cases(min(p
     rep = cfg.replace(".yaml", ".json")
     if time.monotonic() > budget_end - 60:
         rows.append({"case": name, "error": "not run: the script's time budget is spent"})
+        continue
+    if chain_hangs and "gpuring device" in name:
+        rows.append({"case": name, "error": "not run: the gpuring chain hung in step 0"})
         continue
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -222,9 +286,10 @@ PY
 [ $? -eq 0 ] && status_compare=OK
 
 log "summary"
-printf "%-44s %s\n" "unit tests (GPU ones not skipped)" "$status_unit" \
+printf "%-44s %s\n" "0. stage beside ring kernel, single chain test" "$status_diag" \
+  "unit tests (GPU ones not skipped)" "$status_unit" \
   "examples gpu(device) == cpu(host)" "$status_examples" \
   "gpuring vs host-staged comparison ran" "$status_compare"
 grep -E "^(case|gpuring|host-staged|ratio)" "$OUT/compare.txt" || true
 echo "results in $OUT"
-[ "$status_unit" = OK ] && [ "$status_examples" = OK ] && [ "$status_compare" = OK ]
+[ "$status_diag" = OK ] && [ "$status_unit" = OK ] && [ "$status_examples" = OK ] && [ "$status_compare" = OK ]

@@ -4,6 +4,7 @@
 #include "chain/chain_switch.h"
 #include "chain/classify.h"
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
 
 namespace gpunfv {
 
@@ -49,6 +50,13 @@ __global__ void drop_at_node_kernel(BatchView b, uint8_t k) {
   if (blockIdx.x == 0 && threadIdx.x == 0) b.node_packets[k] = 0;
 }
 
+// Zeroes the per-node counts before enter_chain_kernel adds to them. A kernel of ours rather than
+// the runtime's memset (a kernel of CUDA's own): beside a GPU ring's persistent kernel nothing
+// may need CUDA to set anything up (gpu/device_preflight.h).
+__global__ void zero_node_packets_kernel(BatchView b) {
+  for (uint32_t k = threadIdx.x; k < kMaxChainNodes; k += blockDim.x) b.node_packets[k] = 0;
+}
+
 // The per-node counts to the host's copy of the batch (pinned memory, reachable from kernels
 // through unified addressing): written by the SMs over PCIe instead of a copy-engine transfer.
 __global__ void publish_node_packets_kernel(BatchView b, uint32_t* host_counts) {
@@ -78,6 +86,11 @@ void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& d
   GPUNFV_CUDA(cudaGetLastError());
 }
 
+void launch_zero_node_packets(const BatchView& dv, cudaStream_t stream) {
+  zero_node_packets_kernel<<<1, kMaxChainNodes, 0, stream>>>(dv);
+  GPUNFV_CUDA(cudaGetLastError());
+}
+
 void launch_publish_node_packets(const BatchView& dv, uint32_t* host_counts, cudaStream_t stream) {
   publish_node_packets_kernel<<<1, kMaxChainNodes, 0, stream>>>(dv, host_counts);
   GPUNFV_CUDA(cudaGetLastError());
@@ -88,5 +101,12 @@ void launch_drop_at_node(const BatchView& dv, uint8_t k, cudaStream_t stream) {
   drop_at_node_kernel<<<blocks_for(dv.count, 0), kThreads, 0, stream>>>(dv, k);
   GPUNFV_CUDA(cudaGetLastError());
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(enter_chain_kernel);
+GPUNFV_REGISTER_KERNEL(switch_kernel);
+GPUNFV_REGISTER_KERNEL(drop_at_node_kernel);
+GPUNFV_REGISTER_KERNEL(publish_node_packets_kernel);
+GPUNFV_REGISTER_KERNEL(zero_node_packets_kernel);
 
 }  // namespace gpunfv

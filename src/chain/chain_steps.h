@@ -24,7 +24,9 @@ void drop_at_node_cpu(const BatchView& b, uint8_t k);
 
 #if GPUNFV_HAVE_CUDA
 // The device batch's node_packets must be zero before enter (the host zeroes its copy at
-// ingress and the counters travel with the batch's device prefix).
+// ingress and the counters travel with the batch's device prefix, or launch_zero_node_packets
+// zeroes them on the device).
+void launch_zero_node_packets(const BatchView& device_batch, cudaStream_t stream);
 void launch_enter_chain(const Chain& c, const BatchView& device_batch, cudaStream_t stream);
 // NF kernel(s) on `s` (its SM share), then the switch kernel on the same stream.
 void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,

@@ -102,6 +102,14 @@ class Pipeline {
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
+    // A GPU ring's persistent kernel will run beside the chains: the GPU stage makes its
+    // streams, events and device batches now, while CUDA may still synchronize the device.
+    bool device_rings = false, host_chains = false;
+    for (auto& f : feeds_) {
+      device_rings = device_rings || (f && f->device_resident());
+      host_chains = host_chains || !f;
+    }
+    if (device_rings) stage_->prepare_for_persistent_kernels(host_chains ? pool_->batches() : std::vector<Batch*>{});
     // gpuring forwards and feeds first: starting one may fail (a ring kernel launch), and no
     // other thread runs yet.
     ring_forwards_->start();

@@ -8,8 +8,12 @@
 // A device-resident batch (a GPU ring's, Batch::set_device_resident) is its own device twin:
 // stage 0 uploads nothing (node_packets is zeroed on the device), and the download stage
 // copies its metadata only (chain/ring_batch_transfer.h), never packet bytes. The report
-// counts the bytes each way (`pcie`).
+// counts the bytes each way (`pcie`). Beside a GPU ring's persistent kernel, nothing may be set
+// up late (gpu/device_preflight.h): prepare_for_persistent_kernels makes every stage thread's
+// stream and events, the NFs' per-lane resources and the host batches' device twins first, and
+// the counts are zeroed by a kernel of ours rather than a runtime memset.
 #if GPUNFV_HAVE_CUDA
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -30,6 +34,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
+#include "gpu/device_preflight.h"
 #include "gpu/stream.h"
 
 namespace gpunfv {
@@ -37,7 +42,7 @@ namespace gpunfv {
 void launch_chain_gpu(const RuntimeConfig& rc, const Chain& chain, const BatchView& dv,
                       cudaStream_t st) {
   if (dv.count == 0) return;
-  GPUNFV_CUDA(cudaMemsetAsync(dv.node_packets.framework_data(), 0, kMaxChainNodes * sizeof(uint32_t), st));
+  launch_zero_node_packets(dv, st);
   launch_enter_chain(chain, dv, st);
   GpuStream gs{st, 0, 256};
   for (size_t k = 0; k < chain.path.size(); ++k)
@@ -89,7 +94,14 @@ class GpuStage final : public ProcessingStage {
       flows_.push_back(std::move(flow));
     }
   }
-  ~GpuStage() override { stop(); }
+  ~GpuStage() override {
+    stop();
+    for (auto& w : prepared_)  // made for a run that never started
+      if (w) {
+        for (cudaEvent_t e : w->free_events) cudaEventDestroy(e);
+        destroy_stream(w->own_stream);
+      }
+  }
 
   void start(Done done) override {
     done_ = std::move(done);
@@ -98,6 +110,39 @@ class GpuStage final : public ProcessingStage {
         threads_.emplace_back([this, c, s] { guarded([&] { stage_loop(c, s); }); });
     threads_.emplace_back([this] { guarded([&] { scheduler_loop(); }); });
   }
+  // Before a GPU ring's persistent kernel starts, everything the stage would otherwise make or
+  // do for the first time once batches flow (gpu/device_preflight.h): each stage thread's
+  // stream and events (in its lane's context), device twins of the host batches, the NFs'
+  // per-lane resources, and in every green context a preflight (loads kernels, sets up local
+  // memory and printf there). Called on the executor's thread, before start().
+  void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) override {
+    std::lock_guard<std::mutex> lk(workers_m_);
+    size_t total = 0;
+    for (const auto& f : flows_) total += f->stages();
+    prepared_.clear();
+    prepared_.resize(total);
+    std::vector<const Lane*> preflown;
+    for (size_t c = 0; c < rc_.chains.size(); ++c)
+      for (size_t s = 0; s < flows_[c]->stages(); ++s) {
+        auto w = std::make_unique<Worker>();
+        w->chain = c, w->stage = s;
+        if (is_nf_stage(c, s)) w->lane = sharing_->lane(c, s - 1);
+        bind(*w);  // makes the lane's context current
+        if (w->lane) {
+          rc_.nfs[rc_.chains[c].path[s - 1]]->prepare_gpu_lane(w->lane->gs);
+          const SmPartition& part = (*w->lane->owner)[w->lane->index];
+          if (part.green && std::find(preflown.begin(), preflown.end(), w->lane.get()) == preflown.end()) {
+            prepare_device_for_persistent_kernels(w->lane->gs.stream);
+            preflown.push_back(w->lane.get());
+          }
+        }
+        prepared_[worker_index(c, s)] = std::move(w);
+      }
+    GPUNFV_CUDA(cudaSetDevice(0));  // back to the primary context
+    for (Batch* b : host_batches)
+      if (!b->device_resident()) device_twin(b);
+  }
+
   void submit(Batch* b) override {
     in_pipeline_.fetch_add(1);
     flows_[b->chain]->push(0, b, b->count(), monotonic_ns());
@@ -167,15 +212,36 @@ class GpuStage final : public ProcessingStage {
       w.lane->make_current();
     } else {
       GPUNFV_CUDA(cudaSetDevice(0));
-      if (!w.own_stream) GPUNFV_CUDA(cudaStreamCreateWithFlags(&w.own_stream, cudaStreamNonBlocking));
+      if (!w.own_stream) w.own_stream = create_stream();
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
-    for (size_t i = 0; i < 2 * kInFlightPerStage; ++i) {
-      cudaEvent_t e;
-      GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDefault));
-      w.free_events.push_back(e);
+    for (size_t i = 0; i < 2 * kInFlightPerStage; ++i) w.free_events.push_back(create_event(cudaEventDefault));
+  }
+
+  size_t worker_index(size_t c, size_t s) const {
+    size_t at = 0;
+    for (size_t k = 0; k < c; ++k) at += flows_[k]->stages();
+    return at + s;
+  }
+
+  // A stage thread's worker: made beforehand by prepare_for_persistent_kernels, or here.
+  Worker take_worker(size_t c, size_t s) {
+    {
+      std::lock_guard<std::mutex> lk(workers_m_);
+      const size_t at = worker_index(c, s);
+      if (at < prepared_.size() && prepared_[at]) {
+        Worker w = std::move(*prepared_[at]);
+        prepared_[at].reset();
+        if (w.lane) w.lane->make_current();
+        return w;
+      }
     }
+    Worker w;
+    w.chain = c, w.stage = s;
+    if (is_nf_stage(c, s)) w.lane = sharing_->lane(c, s - 1);
+    bind(w);
+    return w;
   }
 
   uint8_t* device_twin(Batch* b) {
@@ -190,10 +256,7 @@ class GpuStage final : public ProcessingStage {
   void stage_loop(size_t c, size_t s) {
     set_thread_name(fmt::format("gn-gpu-c{}s{}", c, s));
     GPUNFV_CUDA(cudaSetDevice(0));
-    Worker w;
-    w.chain = c, w.stage = s;
-    if (is_nf_stage(c, s)) w.lane = sharing_->lane(c, s - 1);
-    bind(w);
+    Worker w = take_worker(c, s);
     ChainFlow& flow = *flows_[c];
     const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
     const size_t depth = temporal ? 1 : kInFlightPerStage;
@@ -244,7 +307,7 @@ class GpuStage final : public ProcessingStage {
         std::this_thread::sleep_for(std::chrono::microseconds(idle < 4096 ? 5 : 50));
     }
     for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
-    if (w.own_stream) cudaStreamDestroy(w.own_stream);
+    destroy_stream(w.own_stream);
   }
 
   // The batch on the device: its twin, or (device-resident) the batch itself.
@@ -260,8 +323,6 @@ class GpuStage final : public ProcessingStage {
     const BatchView hv = b->view();
     const BatchLayout& layout = b->layout();  // a device-resident batch has its own
     cudaStream_t st = w.stream();
-    const size_t counts_off = layout.off_node_packets;
-    const size_t counts_bytes = kMaxChainNodes * sizeof(uint32_t);
     Flight f;
     f.batch = b;
     auto begin = [&] {
@@ -273,7 +334,7 @@ class GpuStage final : public ProcessingStage {
       begin();
       if (b->device_resident()) {
         // Everything classify reads is on the device already (the ring's rx loop wrote it).
-        GPUNFV_CUDA(cudaMemsetAsync(b->device_base + counts_off, 0, counts_bytes, st));
+        launch_zero_node_packets(dv, st);
         resident_batches_.fetch_add(1, std::memory_order_relaxed);
       } else {
         for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
@@ -404,6 +465,8 @@ class GpuStage final : public ProcessingStage {
   std::vector<std::unique_ptr<ChainFlow>> flows_;
   TemporalToken token_;
   std::mutex twins_m_;
+  std::mutex workers_m_;
+  std::vector<std::unique_ptr<Worker>> prepared_;  // per (chain, stage), until its thread takes it
   std::deque<DeviceBuffer<uint8_t>> twins_;
   Done done_;
   std::vector<std::thread> threads_;

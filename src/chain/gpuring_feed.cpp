@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "chain/ring_batch_transfer.h"
 #include "core/error.h"
+#include "gpu/persistent_kernel_guard.h"
 #include "io/gpuring/gpuring_port.h"
 #include "io/gpuring/kernel_loading.h"
 
@@ -63,7 +65,7 @@ void GpuRingFeed::check_config(const RuntimeConfig& rc, Backend backend) {
                         "placement: device or auto with --backend gpu");
     device_rings = device_rings || where == gpuring::Placement::device;
   }
-  if (device_rings) gpuring::request_eager_kernel_loading();
+  if (device_rings) gpuring::request_persistent_kernel_environment();
 }
 
 GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape, Backend backend)
@@ -147,9 +149,14 @@ void GpuRingFeed::stop_device_loops() {
 }
 
 std::string GpuRingFeed::state() const {
-  return fmt::format("port '{}': NIC rx {}; {} batches out; {}", port_.name(),
-                     nic_->rx_finished() ? "finished" : "NOT finished", __atomic_load_n(&outstanding_, __ATOMIC_RELAXED),
-                     rings_->describe_registers());
+  std::string s = fmt::format("port '{}': NIC rx {} ({}); {} batches out in the chain; {}", port_.name(),
+                              nic_->rx_finished() ? "finished" : "NOT finished", nic_->live_state(),
+                              __atomic_load_n(&outstanding_, __ATOMIC_RELAXED), rings_->describe_registers());
+  const LateCudaSetup late = late_cuda_setup();
+  if (late.calls > late_setup_before_)
+    s += fmt::format("; {} CUDA set-up calls since the ring kernel started (first: {})", late.calls - late_setup_before_,
+                     late.first);
+  return s;
 }
 
 void GpuRingFeed::start() {
@@ -163,6 +170,21 @@ void GpuRingFeed::start() {
   }
   watchdog_ = std::make_unique<gpuring::HangWatchdog>([this] { return state(); });
   watchdog_->arm("gpuring ring kernel launch", kLaunchLimitS);
+#if GPUNFV_HAVE_CUDA
+  // Everything CUDA sets up at a first use, done while it still may synchronize the device
+  // (gpu/device_preflight.h); the GPU stage did the same for its own streams and lanes.
+  preflight_ = prepare_device_for_persistent_kernels();
+#endif
+  late_setup_before_ = late_cuda_setup().calls;
+  // +1: the ring kernel's own stream, made at its launch.
+  streams_ = live_streams() + 1;
+  queues_ = cuda_hardware_queues();
+  if (streams_ > uint64_t(queues_))
+    std::fprintf(stderr,
+                 "gpunfv: warning: gpuring port '%s': %llu CUDA streams for %d hardware queues "
+                 "(CUDA_DEVICE_MAX_CONNECTIONS): streams share queues, and work queued behind the ring "
+                 "kernel in its queue would wait for it for ever\n",
+                 port_.name().c_str(), static_cast<unsigned long long>(streams_), queues_);
   gpu_runner_ = gpuring::launch_gpu_ring_batch_runner(*rings_, *batches_, port_id_);
   watchdog_->disarm();
   nic_->start();
@@ -299,11 +321,18 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
     const double p50 = at(0.5), p99 = at(0.99);
     line += fmt::format("; NIC in-to-out latency p50 {:.1f} us p99 {:.1f} us", p50, p99);
   }
-  if (device_)
+  if (device_) {
     line += fmt::format("; egress copied {} frames ({} B) out of GPU slots, {} B of verdicts back; "
                         "GPU clock mapped to the host's within {:.1f} us{}",
                         copies_.frames, copies_.frame_bytes, copies_.verdict_bytes, clock_.uncertainty_ns / 1e3,
                         drained ? "" : "; drain ABORTED");
+    line += fmt::format("; before the ring kernel: {}; {} streams, {} hardware queues", preflight_.line(), streams_,
+                        queues_);
+    const LateCudaSetup late = late_cuda_setup();
+    if (late.calls > late_setup_before_)
+      line += fmt::format("; {} CUDA set-up calls while the ring kernel ran (first: {})",
+                          late.calls - late_setup_before_, late.first);
+  }
   return line + "; slots audited ok";
 }
 

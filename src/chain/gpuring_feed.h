@@ -21,12 +21,20 @@
 //     never cross PCIe between the NIC's DMA in and the NIC's DMA out.
 // Other combinations are ConfigErrors (check_config), raised before any CUDA call.
 //
-// CUDA kernels must be loaded before the persistent ring kernel spins: a kernel loaded lazily at
-// its first launch may wait for a context synchronization that the ring kernel never allows
-// (io/gpuring/persistent_kernel.cuh). check_config therefore asks CUDA for eager loading
-// (CUDA_MODULE_LOADING=EAGER, unless the user set it) and start() refuses a process whose CUDA
-// already loads lazily. Every step that could block for ever (the launch, a batch that makes no
-// progress, the drain) runs under a HangWatchdog that ends the process with the ring registers.
+// Nothing may need CUDA to synchronize the device once the persistent ring kernel spins: a
+// kernel loaded lazily at its first launch, local memory or the printf buffer set up at the
+// first kernel that needs them, a stream, event or allocation made late, all may wait for the
+// ring kernel, which never ends, and stop the chain and the NIC emulator with it (seen on an
+// H200). check_config therefore asks CUDA for eager loading and 32 hardware queues
+// (CUDA_MODULE_LOADING=EAGER, CUDA_DEVICE_MAX_CONNECTIONS=32, unless the user set them; streams
+// sharing the ring kernel's queue would wait behind it), the constructor refuses a process whose
+// CUDA already loads lazily, the executor has the GPU stage make its streams, events and device
+// batches first (ProcessingStage::prepare_for_persistent_kernels), and start() runs the device
+// preflight (gpu/device_preflight.h) before the launch. CUDA set-up calls made while the kernel
+// runs are counted (gpu/persistent_kernel_guard.h) and named in the summary line and the
+// watchdog's report. Every step that could block for ever (the launch, a batch that makes no
+// progress, the drain) runs under a HangWatchdog that ends the process with the ring registers,
+// the NIC emulator's progress and those late calls.
 //
 // Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
 // mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -
@@ -44,6 +52,7 @@
 #include "chain/batch_shape.h"
 #include "chain/ring_egress_copy.h"
 #include "chain/runtime_config.h"
+#include "gpu/device_preflight.h"
 #include "io/gpuring/dma_engine.h"
 #include "io/gpuring/gpu_ring_batch_runner.h"
 #include "io/gpuring/hang_watchdog.h"
@@ -122,6 +131,10 @@ class GpuRingFeed {
   std::vector<uint32_t> host_rows_of_;  // device placement: packet -> row of the egress copy
   std::vector<uint32_t> needed_;        // device placement: packets whose frames egress copies
   gpuring::RingClockOffsets clock_;
+  PreflightReport preflight_;       // device placement: what was set up before the ring kernel
+  uint64_t late_setup_before_ = 0;  // late_cuda_setup().calls when the ring kernel started
+  uint64_t streams_ = 0;            // live CUDA streams once the ring kernel runs
+  int queues_ = 0;                  // hardware queues asked for (CUDA_DEVICE_MAX_CONNECTIONS)
   EgressCopies copies_;
   uint32_t outstanding_ = 0;  // batches taken, not given back
   bool stop_requested_ = false, abort_requested_ = false;

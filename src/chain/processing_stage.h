@@ -41,6 +41,11 @@ class ProcessingStage {
   virtual uint32_t ingress_batch(uint16_t chain) const { return 0; }
   // Ingress tells the stage what it received (mean frame size for the scheduler's model).
   virtual void note_frames(uint64_t packets, uint64_t bytes) {}
+  // Before a persistent kernel (a GPU ring's) starts, before start(): makes everything the
+  // stage would otherwise make once batches flow (streams, events, device copies of
+  // `host_batches`), since CUDA may make such a call wait for the persistent kernel for ever
+  // (gpu/device_preflight.h). Nothing on the CPU.
+  virtual void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) {}
 };
 
 // The chain's stage queues: enter + one per NF, plus `extra_stages` (the GPU's download).

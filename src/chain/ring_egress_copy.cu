@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/stream.h"
 
 namespace gpunfv {
 
@@ -36,7 +38,7 @@ struct RingEgressCopy::Impl {
   uint32_t* host_list = nullptr;
 
   ~Impl() {
-    if (stream) cudaStreamDestroy(stream);
+    destroy_stream(stream);
     cudaFree(device_rows);
     cudaFree(device_list);
     cudaFreeHost(host_rows);
@@ -49,7 +51,7 @@ RingEgressCopy::RingEgressCopy(uint32_t capacity, uint32_t slot_bytes) : impl_(s
   m.capacity = capacity;
   m.slot_bytes = slot_bytes;
   const size_t rows = size_t(capacity) * slot_bytes;
-  GPUNFV_CUDA(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+  m.stream = create_stream();
   GPUNFV_CUDA(cudaMalloc(reinterpret_cast<void**>(&m.device_rows), rows));
   GPUNFV_CUDA(cudaMalloc(reinterpret_cast<void**>(&m.device_list), capacity * sizeof(uint32_t)));
   GPUNFV_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&m.host_rows), rows, cudaHostAllocDefault));
@@ -93,5 +95,8 @@ void RingEgressCopy::upload(void* device_dst, const void* host_src, size_t bytes
   GPUNFV_CUDA(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, impl_->stream));
   GPUNFV_CUDA(cudaStreamSynchronize(impl_->stream));
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(gather_frames_kernel);
 
 }  // namespace gpunfv

@@ -23,6 +23,12 @@ class BatchPool {
   void release(Batch* b);
 
   uint32_t size() const { return static_cast<uint32_t>(all_.size()); }
+  // Every batch of the pool, free or not (to prepare per-batch resources up front).
+  std::vector<Batch*> batches() const {
+    std::vector<Batch*> v;
+    for (const auto& b : all_) v.push_back(b.get());
+    return v;
+  }
   uint32_t available() { return static_cast<uint32_t>(free_.size()); }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "core/iso_span.h"
 #include "gpu/cuda_check.h"
+#include "gpu/persistent_kernel_guard.h"
 
 namespace gpunfv {
 
@@ -28,7 +29,10 @@ class DeviceBuffer {
 
   void allocate(size_t n) {
     release();
-    if (n) GPUNFV_CUDA(cudaMalloc(&ptr_, n * sizeof(T)));
+    if (n) {
+      note_cuda_setup("cudaMalloc");
+      GPUNFV_CUDA(cudaMalloc(&ptr_, n * sizeof(T)));
+    }
     n_ = n;
   }
   // Allocates and copies a host vector (tables are uploaded once).
@@ -42,7 +46,10 @@ class DeviceBuffer {
 
  private:
   void release() {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_) {
+      note_cuda_setup("cudaFree");
+      cudaFree(ptr_);
+    }
     ptr_ = nullptr;
     n_ = 0;
   }

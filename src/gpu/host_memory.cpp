@@ -1,5 +1,7 @@
 #include "gpu/host_memory.h"
 
+#include "gpu/persistent_kernel_guard.h"
+
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -8,6 +10,7 @@ namespace gpunfv {
 
 void* host_alloc_pinned(size_t bytes) {
 #if GPUNFV_HAVE_CUDA
+  note_cuda_setup("cudaHostAlloc");
   void* p = nullptr;
   if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess) return p;
   cudaGetLastError();  // clear the sticky error of a machine without a device
@@ -18,7 +21,9 @@ void* host_alloc_pinned(size_t bytes) {
 
 void host_free_pinned(void* p) {
 #if GPUNFV_HAVE_CUDA
-  if (p) cudaFreeHost(p);
+  if (!p) return;
+  note_cuda_setup("cudaFreeHost");
+  cudaFreeHost(p);
 #else
   (void)p;
 #endif

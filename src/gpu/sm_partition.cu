@@ -8,6 +8,8 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/stream.h"
 
 namespace gpunfv {
 
@@ -166,9 +168,9 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       if (want[i] == 0 || !green) {
         p.sms = want[i];
         p.max_blocks = want[i];
-        GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
-        GPUNFV_CUDA(cudaStreamCreateWithFlags(&p.aux_stream, cudaStreamNonBlocking));
-        GPUNFV_CUDA(cudaEventCreateWithFlags(&p.aux_done, cudaEventDisableTiming));
+        p.stream = create_stream();
+        p.aux_stream = create_stream();
+        p.aux_done = create_event(cudaEventDisableTiming);
         parts_.push_back(p);
         continue;
       }
@@ -189,6 +191,8 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       CUstream s{}, aux{};
       drv_check(d.green_stream_create(&s, g, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
       drv_check(d.green_stream_create(&aux, g, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+      note_stream_created();
+      note_stream_created();
       p.sms = static_cast<int>(group.sm.smCount);
       p.green = true;
       p.context = ctx;
@@ -196,7 +200,7 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       p.aux_stream = aux;
       // An event belongs to the context current when it is made: this partition's.
       drv_check(d.ctx_set_current(ctx), "cuCtxSetCurrent");
-      GPUNFV_CUDA(cudaEventCreateWithFlags(&p.aux_done, cudaEventDisableTiming));
+      p.aux_done = create_event(cudaEventDisableTiming);
       drv_check(d.ctx_set_current(primary_), "cuCtxSetCurrent");
       parts_.push_back(p);
       if (--left > 0) {
@@ -226,10 +230,12 @@ void SmPartitions::release() {
     }
     for (cudaStream_t* s : {&p.stream, &p.aux_stream}) {
       if (!*s) continue;
-      if (p.green)
+      if (p.green) {
         d.stream_destroy(*s);
-      else
-        cudaStreamDestroy(*s);
+        note_stream_destroyed();
+      } else {
+        destroy_stream(*s);
+      }
       *s = nullptr;
     }
   }
@@ -304,5 +310,8 @@ std::vector<int> probe_block_sms(const SmPartition& p, int blocks, int threads, 
   GPUNFV_CUDA(cudaFree(dev));
   return ids;
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(probe_kernel);
 
 }  // namespace gpunfv

@@ -4,7 +4,36 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/cuda_check.h"
+#include "gpu/persistent_kernel_guard.h"
+
 namespace gpunfv {
+
+// A non-blocking stream (nothing on the legacy stream waits for it, nor it for that), in the
+// calling thread's current context, counted and checked against a running persistent kernel
+// (gpu/persistent_kernel_guard.h). Throws GpuError.
+inline cudaStream_t create_stream() {
+  note_cuda_setup("cudaStreamCreate");
+  cudaStream_t s = nullptr;
+  GPUNFV_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  note_stream_created();
+  return s;
+}
+
+// Destroys a stream made by create_stream (nullptr: nothing).
+inline void destroy_stream(cudaStream_t s) {
+  if (!s) return;
+  cudaStreamDestroy(s);
+  note_stream_destroyed();
+}
+
+// An event in the current context, checked like create_stream. Throws GpuError.
+inline cudaEvent_t create_event(unsigned flags) {
+  note_cuda_setup("cudaEventCreate");
+  cudaEvent_t e = nullptr;
+  GPUNFV_CUDA(cudaEventCreateWithFlags(&e, flags));
+  return e;
+}
 
 struct GpuStream {
   cudaStream_t stream = nullptr;

@@ -52,6 +52,9 @@ class NetworkFunction {
   // GPU backend: the same over a device batch, launched on `stream`; returns at once.
   virtual void process_gpu(const BatchView& device_batch, uint8_t position,
                            const GpuStream& stream) const = 0;
+  // Before a persistent kernel starts (gpu/device_preflight.h): makes now what process_gpu
+  // would make at its first call on this lane (the lane's context is current). Default: none.
+  virtual void prepare_gpu_lane(const GpuStream& stream) {}
 #endif
 
   // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).

@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
+#include "gpu/kernel_registry.h"
 #include "gpu/sm_partition.h"
 #include "gpu/stream.h"
 #include "sched/profiler.h"
@@ -27,8 +28,8 @@ __global__ void profile_classify_kernel(BatchView b) {
 class Timer {
  public:
   Timer() {
-    GPUNFV_CUDA(cudaEventCreate(&start_));
-    GPUNFV_CUDA(cudaEventCreate(&stop_));
+    start_ = create_event(cudaEventDefault);
+    stop_ = create_event(cudaEventDefault);
   }
   ~Timer() {
     cudaEventDestroy(start_);
@@ -226,5 +227,8 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
   res.allocations = allocation_table(rc, store, device, res.budget, params, o.sizes);
   return res;
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(profile_classify_kernel);
 
 }  // namespace gpunfv

@@ -3,11 +3,13 @@
 // another order. The stage uploads nothing, runs classify, G-NET's S_d (firewall, IPsec growing
 // packets, NIDS, router) and the switch over the slots in place, and downloads metadata only;
 // every field egress and collect() read, every NF result and every frame byte (read back from
-// its slot) equals the CPU backend's. Skipped where no CUDA device is present.
+// its slot) equals the CPU backend's; also while a GPU ring's persistent kernel spins beside the
+// stage. Skipped where no CUDA device is present.
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -20,6 +22,12 @@
 #include "chain/runtime_config.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
+#include "gpu/device_preflight.h"
+#include "gpu/persistent_kernel_guard.h"
+#include "io/gpuring/gpu_ring_batch_runner.h"
+#include "io/gpuring/hang_watchdog.h"
+#include "io/gpuring/ring_batches.h"
+#include "io/gpuring/ring_set.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
 
@@ -114,32 +122,16 @@ ResidentBatch make_resident(const Batch& src, const BatchShape& shape, uint64_t 
   return r;
 }
 
-TEST(GpuStageDeviceResident, SdChainEqualsCpuWithoutMovingPackets) {
-  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  const std::string cfg = sd_config();
-  RuntimeConfig cpu_rc = load_runtime_config(cfg), gpu_rc = load_runtime_config(cfg);
-  for (auto& nf : cpu_rc.nfs) nf->prepare(Backend::cpu);
-  const BatchShape shape = plan_batch_shape(cpu_rc);
-  plan_batch_shape(gpu_rc);
-  testing::BatchPairs pairs = read_batch_pairs(*cpu_rc.ports[0], shape);
-  ASSERT_GT(pairs.cpu.size(), 4u);
-  auto stage = make_gpu_stage(gpu_rc, shape);
-  for (auto& nf : gpu_rc.nfs) nf->prepare(Backend::gpu);
-  for (auto& c : pairs.cpu) run_chain_cpu(cpu_rc, cpu_rc.chains[0], c->view());
-
-  std::vector<ResidentBatch> resident;
-  std::vector<std::unique_ptr<Batch>> handles;
-  for (size_t k = 0; k < pairs.gpu.size(); ++k) {
-    resident.push_back(make_resident(*pairs.gpu[k], shape, k));
-    handles.push_back(std::move(resident.back().handle));
-  }
-  run_all_on_stage(*stage, handles);
-
+// Every field egress and collect() read, every NF result and every frame (read back from its
+// slot) of the device-resident `handles` equal the CPU's `cpu` batches.
+void expect_equal_to_cpu(const RuntimeConfig& cpu_rc, const BatchShape& shape,
+                         const std::vector<std::unique_ptr<Batch>>& cpu,
+                         const std::vector<std::unique_ptr<Batch>>& handles, const std::vector<ResidentBatch>& resident) {
   const uint32_t rs = shape.result_stride, stride = shape.stride;
   uint64_t compared = 0, drops = 0;
   std::vector<uint8_t> slot(stride);
   for (size_t k = 0; k < handles.size(); ++k) {
-    const BatchView a = pairs.cpu[k]->view(), b = handles[k]->view();
+    const BatchView a = cpu[k]->view(), b = handles[k]->view();
     ASSERT_EQ(a.count, b.count);
     for (uint32_t i = 0; i < a.count; ++i, ++compared) {
       ASSERT_EQ(a.len[i], b.len[i]) << k << ":" << i;
@@ -163,10 +155,11 @@ TEST(GpuStageDeviceResident, SdChainEqualsCpuWithoutMovingPackets) {
             << k << ":" << i << " " << nf.name();
       }
       drops += a.verdict[i] != 0;
-      // The frame, read back from its slot.
+      // The frame, read back from its slot. The device view's slot_index lies in device memory:
+      // the slot comes from the host's copy of it.
       const BatchView dv = handles[k]->device_view();
-      GPUNFV_CUDA(cudaMemcpy(slot.data(), dv.data.framework_data() + slot_offset(dv, i), stride,
-                             cudaMemcpyDeviceToHost));
+      const size_t at = size_t(resident[k].slot_of[i]) * dv.stride;
+      GPUNFV_CUDA(cudaMemcpy(slot.data(), dv.data.framework_data() + at, stride, cudaMemcpyDeviceToHost));
       ASSERT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * stride, slot.data(),
                                std::min<uint32_t>(a.len[i], stride)))
           << k << ":" << i;
@@ -174,13 +167,91 @@ TEST(GpuStageDeviceResident, SdChainEqualsCpuWithoutMovingPackets) {
   }
   EXPECT_GT(compared, 4000u);
   EXPECT_GT(drops, 0u);
-  // Nothing went up; exactly the metadata of each batch came down.
+}
+
+// Both backends set up over the same input: the CPU's batches run, the GPU's made resident.
+struct Setup {
+  RuntimeConfig cpu_rc, gpu_rc;
+  BatchShape shape;
+  testing::BatchPairs pairs;
+  std::unique_ptr<ProcessingStage> stage;
+  std::vector<ResidentBatch> resident;
+  std::vector<std::unique_ptr<Batch>> handles;
+};
+
+std::unique_ptr<Setup> set_up() {
+  auto s = std::make_unique<Setup>();
+  const std::string cfg = sd_config();
+  s->cpu_rc = load_runtime_config(cfg);
+  s->gpu_rc = load_runtime_config(cfg);
+  for (auto& nf : s->cpu_rc.nfs) nf->prepare(Backend::cpu);
+  s->shape = plan_batch_shape(s->cpu_rc);
+  plan_batch_shape(s->gpu_rc);
+  s->pairs = read_batch_pairs(*s->cpu_rc.ports[0], s->shape);
+  s->stage = make_gpu_stage(s->gpu_rc, s->shape);
+  for (auto& nf : s->gpu_rc.nfs) nf->prepare(Backend::gpu);
+  for (auto& c : s->pairs.cpu) run_chain_cpu(s->cpu_rc, s->cpu_rc.chains[0], c->view());
+  for (size_t k = 0; k < s->pairs.gpu.size(); ++k) {
+    s->resident.push_back(make_resident(*s->pairs.gpu[k], s->shape, k));
+    s->handles.push_back(std::move(s->resident.back().handle));
+  }
+  return s;
+}
+
+// Nothing went up; exactly the metadata of each batch came down.
+void expect_metadata_only(ProcessingStage& stage, const std::vector<std::unique_ptr<Batch>>& handles) {
   nlohmann::json j;
-  stage->report(j);
+  stage.report(j);
   const BatchLayout ring_layout = handles[0]->layout();
   EXPECT_EQ(j["pcie"]["h2d_bytes"].get<uint64_t>(), 0u) << j.dump();
   EXPECT_EQ(j["pcie"]["device_resident_batches"].get<uint64_t>(), handles.size());
   EXPECT_EQ(j["pcie"]["d2h_bytes"].get<uint64_t>(), handles.size() * metadata_download_bytes(ring_layout));
+}
+
+TEST(GpuStageDeviceResident, SdChainEqualsCpuWithoutMovingPackets) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  auto s = set_up();
+  ASSERT_GT(s->pairs.cpu.size(), 4u);
+  run_all_on_stage(*s->stage, s->handles);
+  expect_equal_to_cpu(s->cpu_rc, s->shape, s->pairs.cpu, s->handles, s->resident);
+  expect_metadata_only(*s->stage, s->handles);
+}
+
+// The same chain while a GPU ring's persistent batch kernel spins beside it (no NIC emulator:
+// its rings stay empty), prepared as the executor prepares it: the stage's streams, events and
+// lanes made first, the device preflight run, then the ring kernel launched. This is the chain
+// half of a gpuring-fed run without the NIC emulator; a hang here (the watchdog ends the
+// process with exit 3) points at the chain's GPU work beside the persistent kernel.
+TEST(GpuStageDeviceResident, SdChainCompletesBesideARunningRingKernel) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  auto s = set_up();
+  ASSERT_GT(s->pairs.cpu.size(), 4u);
+  s->stage->prepare_for_persistent_kernels({});
+  const PreflightReport pre = prepare_device_for_persistent_kernels();
+  std::printf("preflight: %s\n", pre.line().c_str());
+  gpuring::RingParams p;
+  p.rings = 1;
+  p.ring_size = 256;
+  gpuring::RingSet rings(p, gpuring::Placement::device);
+  gpuring::RingBatches batches(rings, 64, 2, 50'000);
+  const uint64_t late_before = late_cuda_setup().calls;
+  {
+    gpuring::HangWatchdog watchdog([&] {
+      const LateCudaSetup late = late_cuda_setup();
+      return "the GPU stage's batches did not complete beside the ring kernel; CUDA set-up calls since it "
+             "started: " + std::to_string(late.calls - late_before) + (late.first.empty() ? "" : " (first: " + late.first + ")");
+    });
+    auto runner = gpuring::launch_gpu_ring_batch_runner(rings, batches, 0);
+    watchdog.arm("the chain beside the ring kernel", 60);
+    run_all_on_stage(*s->stage, s->handles);
+    watchdog.arm("the ring kernel's exit", 30);
+    rings.request_stop();
+    ASSERT_TRUE(runner->wait(20)) << "the ring kernel did not stop";
+    watchdog.disarm();
+  }
+  EXPECT_EQ(late_cuda_setup().calls, late_before) << "first: " << late_cuda_setup().first;
+  expect_equal_to_cpu(s->cpu_rc, s->shape, s->pairs.cpu, s->handles, s->resident);
+  expect_metadata_only(*s->stage, s->handles);
 }
 
 }  // namespace

@@ -25,15 +25,17 @@
 #include "chain/ring_batch_transfer.h"
 #include "chain/runtime_config.h"
 #include "gpu/device.h"
+#include "io/gpuring/kernel_loading.h"
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {
 namespace {
 
 // The ring kernel runs beside the chain's kernels: every kernel of this process must load
-// before it starts (io/gpuring/kernel_loading.h). Set before the first CUDA call of the binary.
-const bool kEagerLoading = [] {
-  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+// before it starts, and streams must not share its hardware queue (io/gpuring/kernel_loading.h).
+// Set before the first CUDA call of the binary (other tests in it start CUDA earlier).
+const bool kPersistentKernelEnvironment = [] {
+  gpuring::request_persistent_kernel_environment();
   return true;
 }();
 
@@ -142,6 +144,8 @@ void expect_device_run(const Outcome& o) {
   EXPECT_EQ(o.stats.accounting_errors(), "");
   EXPECT_NE(o.stats.backend_detail.find("placement device"), std::string::npos) << o.stats.backend_detail;
   EXPECT_NE(o.stats.backend_detail.find("slots audited ok"), std::string::npos) << o.stats.backend_detail;
+  // Nothing was set up beside the ring kernel (gpu/persistent_kernel_guard.h).
+  EXPECT_EQ(o.stats.backend_detail.find("while the ring kernel ran"), std::string::npos) << o.stats.backend_detail;
   const nlohmann::json& pcie = o.stats.scheduler["pcie"];
   EXPECT_EQ(pcie["h2d_bytes"].get<uint64_t>(), 0u) << pcie.dump();
   EXPECT_EQ(pcie["host_batches"].get<uint64_t>(), 0u) << pcie.dump();

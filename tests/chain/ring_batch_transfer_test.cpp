@@ -13,6 +13,7 @@
 #include "chain/ring_batch_transfer.h"
 #include "chain/runtime_config.h"
 #include "core/error.h"
+#include "gpu/persistent_kernel_guard.h"
 #include "io/gpuring/gpuring_port.h"
 #include "tests/chain/chain_test_util.h"
 
@@ -164,24 +165,40 @@ TEST(GpuRingFeedConfig, EachBackendTakesItsOwnPlacement) {
   EXPECT_NO_THROW(GpuRingFeed::check_config(autop, Backend::gpu));
 }
 
-TEST(GpuRingFeedConfig, DeviceRingsAskForEagerKernelLoading) {
-  // Only where the variable is unset: a user's own choice stands.
-  const char* before = std::getenv("CUDA_MODULE_LOADING");
-  const std::string saved = before ? before : "";
-  unsetenv("CUDA_MODULE_LOADING");
+TEST(GpuRingFeedConfig, DeviceRingsAskForEagerLoadingAndAllHardwareQueues) {
+  // Only where a variable is unset: a user's own choice stands.
+  const char* names[] = {"CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS"};
+  std::string saved[2];
+  bool had[2];
+  for (int k = 0; k < 2; ++k) {
+    const char* v = std::getenv(names[k]);
+    had[k] = v != nullptr;
+    saved[k] = v ? v : "";
+    unsetenv(names[k]);
+  }
   RuntimeConfig host = load_runtime_config(ring_config("eager-host", "auto"));
   GpuRingFeed::check_config(host, Backend::cpu);
   EXPECT_EQ(std::getenv("CUDA_MODULE_LOADING"), nullptr);
+  EXPECT_EQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), nullptr);
+  EXPECT_EQ(cuda_hardware_queues(), 8);
   GpuRingFeed::check_config(host, Backend::gpu);
   ASSERT_NE(std::getenv("CUDA_MODULE_LOADING"), nullptr);
   EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "EAGER");
+  ASSERT_NE(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), nullptr);
+  EXPECT_STREQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), "32");
+  EXPECT_EQ(cuda_hardware_queues(), 32);
   setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 1);
   GpuRingFeed::check_config(host, Backend::gpu);
   EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
-  if (before)
-    setenv("CUDA_MODULE_LOADING", saved.c_str(), 1);
-  else
-    unsetenv("CUDA_MODULE_LOADING");
+  EXPECT_STREQ(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), "4");
+  EXPECT_EQ(cuda_hardware_queues(), 4);
+  for (int k = 0; k < 2; ++k) {
+    if (had[k])
+      setenv(names[k], saved[k].c_str(), 1);
+    else
+      unsetenv(names[k]);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "io/forward/sampled_integrity.h"
+#include "gpu/kernel_registry.h"
 #include "io/forward/sampled_integrity_gpu.h"
 
 namespace gpunfv {
@@ -20,5 +21,8 @@ void sampled_integrity_gpu(const uint8_t* frames, uint32_t stride, const uint16_
   sampled_integrity_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, stream>>>(frames, stride,
                                                                                    len, n, out);
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(sampled_integrity_kernel);
 
 }  // namespace gpunfv

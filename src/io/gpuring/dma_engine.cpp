@@ -10,6 +10,7 @@
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/cuda_check.h"
+#include "gpu/stream.h"
 #endif
 
 namespace gpunfv::gpuring {
@@ -67,14 +68,14 @@ class HostDmaEngine final : public DmaEngine {
 class CudaDmaEngine final : public DmaEngine {
  public:
   explicit CudaDmaEngine(bool batched) : batched_(batched) {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     events_.resize(kMaxTicketsInFlight);
-    for (cudaEvent_t& e : events_) GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (cudaEvent_t& e : events_) e = create_event(cudaEventDisableTiming);
   }
   ~CudaDmaEngine() override {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
 
   void write_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
@@ -138,6 +139,7 @@ class CudaDmaEngine final : public DmaEngine {
     return batched_ ? "cuda copy engine (cudaMemcpyBatchAsync)" : "cuda copy engine (cudaMemcpyAsync)";
   }
   void* alloc_staging(size_t bytes) override {
+    note_cuda_setup("cudaMallocHost");
     void* p = nullptr;
     GPUNFV_CUDA(cudaMallocHost(&p, bytes));
     return p;

@@ -1,8 +1,12 @@
 // The persistent forwarding kernel (see gpu_forward_runner.h).
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/persistent_kernel_guard.h"
+#include "gpu/stream.h"
 #include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_forward_runner.h"
 
@@ -39,16 +43,17 @@ void launch(const ForwardView& f, uint16_t port_id, const View& nf, Fn fn, cudaS
 class CudaForwardRunner final : public GpuRingRunner {
  public:
   CudaForwardRunner(ForwardRings& rings, uint16_t port_id, const NfHook& hook) : rings_(rings) {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     try {
       if (hook.kind == NfHook::Kind::router)
         launch(rings.view(), port_id, hook.router, RouterLogic{}, stream_);
       else
         launch(rings.view(), port_id, PassThroughView{}, PassThrough{}, stream_);
     } catch (...) {
-      cudaStreamDestroy(stream_);
+      destroy_stream(stream_);
       throw;
     }
+    running_ = std::make_unique<PersistentKernelScope>();
   }
   ~CudaForwardRunner() override {
     if (!finished_) {
@@ -58,7 +63,7 @@ class CudaForwardRunner final : public GpuRingRunner {
         wait(5.0);
       }
     }
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
 
   void request_stop() override { rings_.request_stop(); }
@@ -66,6 +71,7 @@ class CudaForwardRunner final : public GpuRingRunner {
   bool wait(double timeout_s) override {
     if (!wait_for_stream(stream_, timeout_s)) return false;
     finished_ = true;
+    running_.reset();
     return true;
   }
 
@@ -73,6 +79,7 @@ class CudaForwardRunner final : public GpuRingRunner {
   ForwardRings& rings_;
   cudaStream_t stream_ = nullptr;
   bool finished_ = false;
+  std::unique_ptr<PersistentKernelScope> running_;  // from the launch until the kernel exited
 };
 
 // Frames [32 b, 32 b + 32) to block b's warp, lane i holding frame 32 b + i, summed several at
@@ -119,5 +126,11 @@ std::unique_ptr<GpuRingRunner> launch_gpu_forward_runner(ForwardRings& rings, ui
     throw std::invalid_argument("gpuring forward: a router hook on rings built without route");
   return std::make_unique<CudaForwardRunner>(rings, port_id, hook);
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(forward_pairs_kernel<RouterView, RouterLogic>);
+GPUNFV_REGISTER_KERNEL(forward_pairs_kernel<PassThroughView, PassThrough>);
+GPUNFV_REGISTER_KERNEL(integrity_by_warps_kernel);
+GPUNFV_REGISTER_KERNEL(integrity_by_warp_groups_kernel);
 
 }  // namespace gpunfv::gpuring

@@ -1,8 +1,12 @@
 // The persistent batch-mode kernel of the GPU ring port (see gpu_ring_batch_runner.h).
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/persistent_kernel_guard.h"
+#include "gpu/stream.h"
 #include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_ring_batch_runner.h"
 #include "io/gpuring/ring_batch_loops.h"
@@ -26,13 +30,14 @@ class CudaRingBatchRunner final : public GpuRingBatchRunner {
   CudaRingBatchRunner(RingSet& rings, RingBatches& batches, uint16_t port_id) : rings_(rings) {
     const unsigned blocks = 2 * rings.params().rings;
     load_and_check_residency(ring_batch_kernel, blocks, kThreads, "gpuring batches");
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     ring_batch_kernel<<<blocks, kThreads, 0, stream_>>>(rings.view(), batches.view(), port_id);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
-      cudaStreamDestroy(stream_);
+      destroy_stream(stream_);
       GPUNFV_CUDA(e);
     }
+    running_ = std::make_unique<PersistentKernelScope>();
   }
   ~CudaRingBatchRunner() override {
     if (!finished_) {
@@ -42,12 +47,13 @@ class CudaRingBatchRunner final : public GpuRingBatchRunner {
         wait(5.0);
       }
     }
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
 
   bool wait(double timeout_s) override {
     if (!wait_for_stream(stream_, timeout_s)) return false;
     finished_ = true;
+    running_.reset();
     return true;
   }
 
@@ -55,6 +61,7 @@ class CudaRingBatchRunner final : public GpuRingBatchRunner {
   RingSet& rings_;
   cudaStream_t stream_ = nullptr;
   bool finished_ = false;
+  std::unique_ptr<PersistentKernelScope> running_;  // from the launch until the kernel exited
 };
 
 }  // namespace
@@ -65,5 +72,8 @@ std::unique_ptr<GpuRingBatchRunner> launch_gpu_ring_batch_runner(RingSet& rings,
     throw std::invalid_argument("GPU ring batch runner needs rings in device memory");
   return std::make_unique<CudaRingBatchRunner>(rings, batches, port_id);
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(ring_batch_kernel);
 
 }  // namespace gpunfv::gpuring

@@ -1,8 +1,12 @@
 // The persistent rx and tx kernels of the GPU ring port (see gpu_ring_runner.h).
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/persistent_kernel_guard.h"
+#include "gpu/stream.h"
 #include "io/gpuring/persistent_kernel.cuh"
 #include "io/gpuring/gpu_ring_runner.h"
 #include "io/gpuring/ring_loops.h"
@@ -43,7 +47,7 @@ class CudaRingRunner final : public GpuRingRunner {
     // Non-blocking: nothing on the legacy stream waits for the persistent kernel, and it
     // waits for nothing. Created before the launch (nothing that may synchronize the context
     // happens while the kernel runs; see also load_and_check_residency).
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     const RingSetView v = rings.view();
     try {
       if (hook.kind == NfHook::Kind::router)
@@ -51,9 +55,10 @@ class CudaRingRunner final : public GpuRingRunner {
       else
         launch_ring_pairs(v, port_id, PassThroughView{}, PassThrough{}, stream_);
     } catch (...) {
-      cudaStreamDestroy(stream_);
+      destroy_stream(stream_);
       throw;
     }
+    running_ = std::make_unique<PersistentKernelScope>();
   }
   ~CudaRingRunner() override {
     if (!finished_) {
@@ -63,7 +68,7 @@ class CudaRingRunner final : public GpuRingRunner {
         wait(5.0);
       }
     }
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
 
   void request_stop() override { rings_.request_stop(); }
@@ -71,6 +76,7 @@ class CudaRingRunner final : public GpuRingRunner {
   bool wait(double timeout_s) override {
     if (!wait_for_stream(stream_, timeout_s)) return false;
     finished_ = true;
+    running_.reset();
     return true;
   }
 
@@ -78,6 +84,7 @@ class CudaRingRunner final : public GpuRingRunner {
   RingSet& rings_;
   cudaStream_t stream_ = nullptr;
   bool finished_ = false;
+  std::unique_ptr<PersistentKernelScope> running_;  // from the launch until the kernel exited
 };
 
 }  // namespace
@@ -88,5 +95,9 @@ std::unique_ptr<GpuRingRunner> launch_gpu_ring_runner(RingSet& rings, uint16_t p
     throw std::invalid_argument("GPU ring runner needs rings in device memory");
   return std::make_unique<CudaRingRunner>(rings, port_id, hook);
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(ring_pairs_kernel<RouterView, RouterLogic>);
+GPUNFV_REGISTER_KERNEL(ring_pairs_kernel<PassThroughView, PassThrough>);
 
 }  // namespace gpunfv::gpuring

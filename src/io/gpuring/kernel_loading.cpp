@@ -1,6 +1,7 @@
 #include "io/gpuring/kernel_loading.h"
 
 #include <cstdlib>
+#include <string>
 
 #if GPUNFV_HAVE_CUDA
 #include <cuda.h>
@@ -9,7 +10,10 @@
 
 namespace gpunfv::gpuring {
 
-void request_eager_kernel_loading() { setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0); }
+void request_persistent_kernel_environment() {
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(kHardwareQueuesWanted).c_str(), /*overwrite=*/0);
+}
 
 bool cuda_loads_kernels_lazily() {
 #if GPUNFV_HAVE_CUDA

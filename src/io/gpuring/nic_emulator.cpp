@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
+#include <string>
 
 #include "core/clock.h"
 
@@ -148,6 +149,17 @@ void NicEmulator::run_tx() {
     tx_error_ = std::current_exception();
   }
   tx_cpu_ns_ = thread_cpu_ns();
+}
+
+std::string NicEmulator::live_state() const {
+  const uint64_t since = rx_dma_wait_since_ns_.load(std::memory_order_relaxed);
+  std::string s = "NIC delivered " + std::to_string(live_delivered_.load(std::memory_order_relaxed)) +
+                  " sent " + std::to_string(live_sent_.load(std::memory_order_relaxed));
+  if (since) {
+    const uint64_t now = monotonic_ns();
+    s += ", rx waiting for its copies for " + std::to_string((now > since ? now - since : 0) / 1'000'000) + " ms";
+  }
+  return s;
 }
 
 uint32_t NicEmulator::meta_index(uint64_t addr) const {

@@ -137,6 +137,10 @@ class NicEmulator {
   // rethrows an error a thread met.
   void join();
   const NicStats& stats() const { return stats_; }  // after join()
+  // For a watchdog, from any thread while the emulator runs: frames delivered into the rings
+  // and sent out so far, and for how long the rx side has been waiting for its copies (the
+  // copy engine) to complete.
+  std::string live_state() const;
 
  private:
   struct SlotMeta {
@@ -252,6 +256,8 @@ class NicEmulator {
   std::vector<uint64_t> arrived_ns_, visible_ns_, posted_ns_, sent_ns_;
   NicStats stats_;
   std::atomic<bool> stop_{false}, rx_finished_{false};
+  std::atomic<uint64_t> live_delivered_{0}, live_sent_{0};
+  std::atomic<uint64_t> rx_dma_wait_since_ns_{0};  // CLOCK_MONOTONIC; 0: not waiting
   std::thread rx_thread_, tx_thread_;
   std::exception_ptr rx_error_, tx_error_;
 };

@@ -69,7 +69,9 @@ void NicEmulator::prefetch_rx_descriptors(uint32_t r, uint32_t rdt, bool needed_
     // Nothing fetched is left for this frame: wait for the fetch (a NIC holds the frame in its
     // packet buffer meanwhile).
     const uint64_t t_wait = stamp(cfg_.phase_timing);
+    rx_dma_wait_since_ns_.store(monotonic_ns(), std::memory_order_relaxed);
     dma_.wait_for(ticket);
+    rx_dma_wait_since_ns_.store(0, std::memory_order_relaxed);
     rx_fetched_until_[r] = rx_fetch_issued_until_[r];
     ticket = 0;
     if (cfg_.phase_timing) stats_.phases.rx_desc_fetch_ns += monotonic_ns() - t_wait;
@@ -84,7 +86,9 @@ bool NicEmulator::reap_rx(uint32_t wait) {
     if (!dma_.reached(step.ticket)) {
       if (waited >= wait) break;
       const uint64_t t_wait = stamp(cfg_.phase_timing);
+      rx_dma_wait_since_ns_.store(monotonic_ns(), std::memory_order_relaxed);
       dma_.wait_for(step.ticket);
+      rx_dma_wait_since_ns_.store(0, std::memory_order_relaxed);
       if (cfg_.phase_timing) stats_.phases.rx_wait_ns += monotonic_ns() - t_wait;
     }
     ++waited;
@@ -161,6 +165,7 @@ bool NicEmulator::rx_step() {
     ++stats_.delivered_per_ring[r];
   }
   staged_next_ = i;
+  live_delivered_.store(stats_.delivered, std::memory_order_relaxed);
   if (!rx_pieces_.empty()) {
     // Frame data first, then the write-backs, on one ordered stream: DD never precedes data.
     const uint64_t ops = issue_frame_copies(dma_, rx_staging_, rx_pieces_, true);

@@ -146,6 +146,7 @@ void NicEmulator::tx_deliver(const TxInFlight& item) {
     out.wire_ns[entry] = wire;
     if (sink_ && !sink_->tx(out, entry)) ++stats_.tx_errors;
     ++stats_.tx_packets;
+    live_sent_.store(stats_.tx_packets, std::memory_order_relaxed);
     stats_.tx_bytes += f.len;
   }
   // Every frame up to here is out: the head register moves (the driver's completion signal

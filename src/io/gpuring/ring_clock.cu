@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/stream.h"
 #include "io/gpuring/ring_clock.h"
 #include "io/gpuring/ring_sync.h"
 
@@ -52,7 +54,7 @@ RingClockOffsets measure_device_ring_clock() {
   bool answered = true;
   try {
     GPUNFV_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev), host, 0));
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    st = create_stream();
     clock_probe_kernel<<<1, 1, 0, st>>>(dev);
     GPUNFV_CUDA(cudaGetLastError());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -76,16 +78,19 @@ RingClockOffsets measure_device_ring_clock() {
     // The kernel ends after its last round, or on its own limit if the host gave up.
     GPUNFV_CUDA(cudaStreamSynchronize(st));
   } catch (...) {
-    if (st) cudaStreamDestroy(st);
+    destroy_stream(st);
     cudaFreeHost(host);
     throw;
   }
-  cudaStreamDestroy(st);
+  destroy_stream(st);
   cudaFreeHost(host);
   if (!answered) throw std::runtime_error("gpuring: the GPU clock probe kernel did not answer within 1 s");
   const int64_t a = host_ns(CLOCK_MONOTONIC), r = host_ns(CLOCK_REALTIME), b = host_ns(CLOCK_MONOTONIC);
   best.to_unix_ns = best.to_monotonic_ns + (r - (a + (b - a) / 2));
   return best;
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(clock_probe_kernel);
 
 }  // namespace gpunfv::gpuring

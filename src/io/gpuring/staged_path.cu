@@ -2,6 +2,8 @@
 
 #include "chain/classify.h"
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/stream.h"
 #include "io/gpuring/ring_loops.h"
 #include "nf/run_per_packet.h"
 
@@ -21,12 +23,12 @@ class CudaStagedPath final : public StagedPath {
  public:
   CudaStagedPath(uint32_t capacity, uint32_t stride, const NfHook& hook)
       : layout_(BatchLayout::make(capacity, stride)), hook_(hook) {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_ = create_stream();
     GPUNFV_CUDA(cudaMalloc(&device_, layout_.bytes));
   }
   ~CudaStagedPath() override {
     cudaFree(device_);
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
 
   void process(Batch& b) override {
@@ -57,5 +59,9 @@ class CudaStagedPath final : public StagedPath {
 std::unique_ptr<StagedPath> make_staged_path(uint32_t capacity, uint32_t stride, const NfHook& hook) {
   return std::make_unique<CudaStagedPath>(capacity, stride, hook);
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(staged_kernel<RouterView, RouterLogic>);
+GPUNFV_REGISTER_KERNEL(staged_kernel<PassThroughView, PassThrough>);
 
 }  // namespace gpunfv::gpuring

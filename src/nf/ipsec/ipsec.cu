@@ -20,7 +20,9 @@
 #include <cub/block/block_scan.cuh>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
 #include "gpu/per_packet_kernel.cuh"
+#include "gpu/stream.h"
 #include "nf/ipsec/esp_order.h"
 #include "nf/ipsec/ipsec.h"
 
@@ -32,14 +34,14 @@ struct IpsecGateway::GpuState {
   cudaEvent_t done = nullptr;    // its ordered pass is done (order -> batch stream)
   std::mutex m;                  // one launch sequence at a time (events are reused)
   GpuState() {
-    GPUNFV_CUDA(cudaStreamCreateWithFlags(&order, cudaStreamNonBlocking));
-    GPUNFV_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    GPUNFV_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    order = create_stream();
+    ready = create_event(cudaEventDisableTiming);
+    done = create_event(cudaEventDisableTiming);
   }
   ~GpuState() {
     if (done) cudaEventDestroy(done);
     if (ready) cudaEventDestroy(ready);
-    if (order) cudaStreamDestroy(order);
+    destroy_stream(order);
   }
 };
 
@@ -144,6 +146,11 @@ void IpsecGateway::prepare_gpu() {
   if (!gpu_) gpu_.reset(new GpuState);
 }
 
+void IpsecGateway::prepare_gpu_lane(const GpuStream&) {
+  // Nothing to make per lane: the aux stream's event comes with the SM partition
+  // (GpuStream::aux_done), made before any persistent kernel starts.
+}
+
 void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuStream& s) const {
   if (db.count == 0) return;
   esp::EspView v = device_view_;
@@ -209,5 +216,12 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     });
   }
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(select_sa_kernel);
+GPUNFV_REGISTER_KERNEL(number_kernel);
+GPUNFV_REGISTER_KERNEL(replay_kernel);
+GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Encapsulate>);
+GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Decapsulate>);
 
 }  // namespace gpunfv

@@ -63,6 +63,7 @@ class IpsecGateway final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView& device_batch, uint8_t position,
                    const GpuStream& stream) const override;
+  void prepare_gpu_lane(const GpuStream& stream) override;
 #endif
   uint32_t result_bytes() const override { return esp::kRecordBytes; }
   uint32_t headroom_bytes() const override {

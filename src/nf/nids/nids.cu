@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
 #include "nf/nids/nids.h"
 
 namespace gpunfv {
@@ -196,5 +197,11 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
               device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   GPUNFV_CUDA(cudaGetLastError());
 }
+
+// Loaded before any persistent kernel runs (gpu/device_preflight.h).
+GPUNFV_REGISTER_KERNEL(nids_kernel<4>);
+GPUNFV_REGISTER_KERNEL(nids_kernel<8>);
+GPUNFV_REGISTER_KERNEL(nids_kernel<16>);
+GPUNFV_REGISTER_KERNEL(nids_kernel<32>);
 
 }  // namespace gpunfv
