@@ -11,7 +11,7 @@
 #          the GPU's utilisation and the stages' queues; a summary table last.
 # MODES: kernel (the per-node counts reach the host by a kernel writing pinned memory, the
 # default) and/or copy (GPUNFV_DEBUG_COUNTS_BY_COPY=1: the earlier 128-byte copy per step).
-# Usage: [STEPS="tests examples pcie lanes nf ncu sd"] [SIZES=64,1518] [POLICIES=gnet] [MODES=kernel] [SECS=5]
+# Usage: [STEPS="tests examples pcie lanes nf ncu sd"] [SIZES=64,1518] [POLICIES=gnet] [MODES=kernel] [SECS=5] [BATCH=8192]
 #        scripts/chain-diag-gpu.sh BIN_DIR OUT_DIR [MODEL.json]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,7 @@ SIZES=${SIZES:-64,1518}
 POLICIES=${POLICIES:-gnet}
 MODES=${MODES:-kernel}
 SECS=${SECS:-5}
+BATCH=${BATCH:-8192}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 log() { echo; echo "=== $*"; }
@@ -105,7 +106,7 @@ fi
 if has sd; then
   CFG="$OUT/configs"
   python3 bench/chains/make_configs.py "$CFG" --sizes "$SIZES" --policies "$POLICIES" --chains sd \
-    --model "$(realpath "$MODEL")" --queues 8 >/dev/null
+    --model "$(realpath "$MODEL")" --queues 8 --batch "$BATCH" >/dev/null
   summary="$OUT/sd-summary.txt"
   echo "| size | policy | counts | Mpps | Gbit/s | allocation |" > "$summary"
   echo "|---|---|---|---|---|---|" >> "$summary"
