@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../port_test_util.h"
+#include "ring_test_ports.h"
 #include "core/internet_checksum.h"
 #include "gpu/device.h"
 #if GPUNFV_HAVE_CUDA
@@ -25,28 +26,10 @@ namespace {
 
 using test::yaml_node;
 
-class RecordingPort final : public Port {
- public:
-  RecordingPort() : Port("rec", 9) {}
-  std::string_view type() const override { return "recording"; }
-  bool has_rx() const override { return false; }
-  bool has_tx() const override { return true; }
-  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
-  bool rx_done() const override { return true; }
-  bool tx(const BatchView& b, uint32_t i) override {
-    const uint8_t* p = b.data.framework_data() + size_t(i) * b.stride;
-    frames.emplace_back(p, p + b.len[i]);
-    return true;
-  }
-  std::string describe() const override { return "recording"; }
-  std::vector<std::vector<uint8_t>> frames;
-};
+using ring_test::RecordingPort;
 
 std::unique_ptr<GeneratorPort> generator(uint64_t count, const std::string& size = "64-1500") {
-  return std::make_unique<GeneratorPort>(
-      yaml_node("name: gen\ntype: generator\nseed: 11\ncount: " + std::to_string(count) +
-                "\nsize: " + size + "\nflows: 64"),
-      0, PortContext{});
+  return ring_test::make_generator(count, size, 64, 11);
 }
 
 RingParams params(uint32_t rings, uint32_t batch) {
@@ -58,23 +41,11 @@ RingParams params(uint32_t rings, uint32_t batch) {
   return p;
 }
 
-uint16_t ip_id(const std::vector<uint8_t>& f) { return uint16_t(f[18] << 8 | f[19]); }
+using ring_test::ip_id;
 
 // The generator's frames by IP ID (which counts packets in order).
 std::map<uint16_t, std::vector<uint8_t>> expected_frames(uint64_t count) {
-  auto gen = generator(count);
-  std::map<uint16_t, std::vector<uint8_t>> out;
-  Batch b(64, 2048, MemoryKind::host);
-  while (!gen->rx_done()) {
-    b.set_count(0);
-    gen->rx_burst(b, 64);
-    for (uint32_t i = 0; i < b.count(); ++i) {
-      const uint8_t* p = b.view().data.framework_data() + size_t(i) * 2048;
-      std::vector<uint8_t> f(p, p + b.view().len[i]);
-      out[ip_id(f)] = f;
-    }
-  }
-  return out;
+  return ring_test::frames_by_ip_id(*generator(count));
 }
 
 NicEmulatorConfig exact_nic() {

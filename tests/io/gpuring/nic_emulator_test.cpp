@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../port_test_util.h"
+#include "ring_test_ports.h"
 #include "gpu/device.h"
 #include "io/generator_port.h"
 #include "io/gpuring/dma_engine.h"
@@ -26,56 +27,18 @@ namespace {
 
 using test::yaml_node;
 
-class RecordingPort final : public Port {
- public:
-  RecordingPort() : Port("rec", 9) {}
-  std::string_view type() const override { return "recording"; }
-  bool has_rx() const override { return false; }
-  bool has_tx() const override { return true; }
-  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
-  bool rx_done() const override { return true; }
-  bool tx(const BatchView& b, uint32_t i) override {
-    const uint8_t* p = b.data.framework_data() + slot_offset(b, i);
-    frames.emplace_back(p, p + b.len[i]);
-    return true;
-  }
-  std::string describe() const override { return "recording"; }
-  std::vector<std::vector<uint8_t>> frames;
-};
+using ring_test::RecordingPort;
 
 std::unique_ptr<GeneratorPort> generator(uint64_t count, const std::string& size) {
-  return std::make_unique<GeneratorPort>(
-      yaml_node("name: gen\ntype: generator\nseed: 5\ncount: " + std::to_string(count) + "\nsize: " + size +
-                "\nflows: 256"),
-      0, PortContext{});
+  return ring_test::make_generator(count, size, 256, 5);
 }
 
-RingParams params(uint32_t rings) {
-  RingParams p;
-  p.rings = rings;
-  p.ring_size = 256;
-  p.slot_bytes = 2048;
-  p.tail_batch = 8;
-  p.tail_timeout_ns = 2500;
-  return p;
-}
+RingParams params(uint32_t rings) { return ring_test::small_rings(rings); }
 
-uint16_t ip_id(const std::vector<uint8_t>& f) { return uint16_t(f[18] << 8 | f[19]); }
+using ring_test::ip_id;
 
 std::map<uint16_t, std::vector<uint8_t>> generated(uint64_t count, const std::string& size) {
-  auto gen = generator(count, size);
-  std::map<uint16_t, std::vector<uint8_t>> out;
-  Batch b(64, 2048, MemoryKind::host);
-  while (!gen->rx_done()) {
-    b.set_count(0);
-    gen->rx_burst(b, 64);
-    for (uint32_t i = 0; i < b.count(); ++i) {
-      const uint8_t* p = b.view().data.framework_data() + size_t(i) * 2048;
-      std::vector<uint8_t> f(p, p + b.view().len[i]);
-      out[ip_id(f)] = f;
-    }
-  }
-  return out;
+  return ring_test::frames_by_ip_id(*generator(count, size));
 }
 
 class NicEmulatorCopies : public ::testing::TestWithParam<std::tuple<bool, uint32_t, uint32_t>> {};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../port_test_util.h"
+#include "ring_test_ports.h"
 #include "chain/classify.h"
 #include "io/generator_port.h"
 #include "io/gpuring/host_ring_batch_runner.h"
@@ -21,39 +22,14 @@ namespace {
 
 using test::yaml_node;
 
-class RecordingPort final : public Port {
- public:
-  RecordingPort() : Port("rec", 9) {}
-  std::string_view type() const override { return "recording"; }
-  bool has_rx() const override { return false; }
-  bool has_tx() const override { return true; }
-  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
-  bool rx_done() const override { return true; }
-  bool tx(const BatchView& b, uint32_t i) override {
-    const uint8_t* p = b.data.framework_data() + slot_offset(b, i);
-    frames.emplace_back(p, p + b.len[i]);
-    return true;
-  }
-  std::string describe() const override { return "recording"; }
-  std::vector<std::vector<uint8_t>> frames;
-};
+using ring_test::RecordingPort;
 
 std::unique_ptr<GeneratorPort> generator(uint64_t count) {
-  return std::make_unique<GeneratorPort>(
-      yaml_node("name: gen\ntype: generator\nseed: 7\ncount: " + std::to_string(count) +
-                "\nsize: 64-1500\nflows: 64"),
-      0, PortContext{});
+  return ring_test::make_generator(count, "64-1500", 64, 7);
 }
 
 RingParams params(uint32_t rings, bool writeback) {
-  RingParams p;
-  p.rings = rings;
-  p.ring_size = 256;
-  p.slot_bytes = 2048;
-  p.tail_batch = 8;
-  p.tail_timeout_ns = 2500;
-  p.tx_writeback = writeback;
-  return p;
+  return ring_test::small_rings(rings, writeback);
 }
 
 uint16_t ip_id(const uint8_t* f) { return uint16_t(f[18] << 8 | f[19]); }

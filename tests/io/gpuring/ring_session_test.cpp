@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../port_test_util.h"
+#include "ring_test_ports.h"
 #include "core/parse.h"
 #include "io/generator_port.h"
 
@@ -21,29 +22,11 @@ namespace {
 using test::yaml_node;
 
 // A sink that keeps every frame it is sent.
-class RecordingPort final : public Port {
- public:
-  RecordingPort() : Port("rec", 9) {}
-  std::string_view type() const override { return "recording"; }
-  bool has_rx() const override { return false; }
-  bool has_tx() const override { return true; }
-  uint32_t rx_burst(Batch&, uint32_t) override { return 0; }
-  bool rx_done() const override { return true; }
-  bool tx(const BatchView& b, uint32_t i) override {
-    const uint8_t* p = b.data.framework_data() + size_t(i) * b.stride;
-    frames.emplace_back(p, p + b.len[i]);
-    return true;
-  }
-  std::string describe() const override { return "recording"; }
-  std::vector<std::vector<uint8_t>> frames;
-};
+using ring_test::RecordingPort;
 
 std::unique_ptr<GeneratorPort> generator(uint64_t count, const std::string& size = "64",
                                          uint32_t flows = 64) {
-  return std::make_unique<GeneratorPort>(
-      yaml_node("name: gen\ntype: generator\nseed: 7\ncount: " + std::to_string(count) +
-                "\nsize: " + size + "\nflows: " + std::to_string(flows)),
-      0, PortContext{});
+  return ring_test::make_generator(count, size, flows, 7);
 }
 
 RingParams params(uint32_t rings, uint32_t ring_size, uint32_t batch, bool writeback) {
@@ -58,7 +41,7 @@ RingParams params(uint32_t rings, uint32_t ring_size, uint32_t batch, bool write
 }
 
 // IP ID of a generated frame (bytes 18-19), which counts packets in order.
-uint16_t ip_id(const std::vector<uint8_t>& f) { return uint16_t(f[18] << 8 | f[19]); }
+using ring_test::ip_id;
 
 // Test NF: rewrites the destination MAC in place (so a copy would show) and drops frames
 // whose IP ID is a multiple of 5, as "no_route".
