@@ -20,36 +20,7 @@ using testing::write_file;
 
 // G-NET's S_d over the bundled SIP/RTP capture: every NF that reads or rewrites frame bytes
 // (firewall, IPsec encapsulation growing the packet, NIDS, router).
-std::string sd_config() {
-  auto dir = temp_dir("slot-index");
-  const std::string d = source_dir();
-  write_file(dir / "fw.rules",
-             "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
-  return write_file(dir / "c.yaml", R"(
-ports:
-  - {name: in, type: pcap, rx: )" + d + R"(/data/traces/SIP_CALL_RTP_G711.pcap}
-  - {name: p1, type: discard}
-  - {name: p2, type: discard}
-nfs:
-  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
-  - name: esp
-    type: ipsec
-    direction: outbound
-    sas:
-      - {spi: 0x3001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: 7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 192.168.1.1, remote: 10.52.0.1, match: 200.57.7.0/24}
-      - {spi: 0x3002, enc_key: 91b3d5f7092b4d6f8193a5c7e9fb1d3fc0ffee02, auth_key: 0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 192.168.1.1, remote: 10.1.0.1, match: 0.0.0.0/0}
-  - name: ids
-    type: nids
-    rules: [)" + d + R"(/data/nids/et_open_2024-04-21/emerging-voip.rules.gz]
-    action: alert
-  - name: r1
-    type: router
-    routes: {file: )" + d + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
-chains:
-  - {from: in, path: [fw, esp, ids, r1]}
-settings: {batch_size: 256, batches: 4}
-)");
-}
+std::string sd_config() { return testing::write_sd_chain_config("slot-index", 256); }
 
 TEST(SlotIndex, IndirectBatchGivesTheSameNfResults) {
   // Two configurations, so each side's stateful NFs (IPsec sequence numbers) see the same
