@@ -85,6 +85,9 @@ nlohmann::json Result::json() const {
           {"latency_p50_ns", lat_p50_ns},
           {"latency_breakdown",
            {{"nic_rx_dma", rx_dma.json()}, {"gpu_side", gpu_side.json()}, {"nic_tx_dma", tx_dma.json()}}},
+          {"gpu_side_on_gpu",
+           {{"count", on_gpu.count}, {"mean_ns", on_gpu.mean_ns}, {"p50_ns", on_gpu.p50_ns},
+            {"p99_ns", on_gpu.p99_ns}, {"p999_ns", on_gpu.p999_ns}, {"max_ns", on_gpu.max_ns}}},
           {"emulator_rx_blocked", rx_blocked},
           {"emulator_tx_blocked", tx_blocked},
           {"rx_frames_per_copy", frames_per_copy},
@@ -142,6 +145,7 @@ Result run_ring_case(const Case& c, const Env& env) {
   r.rx_dma = spread_of(rep.nic.breakdown.rx_dma_ns);
   r.gpu_side = spread_of(rep.nic.breakdown.gpu_ns);
   r.tx_dma = spread_of(rep.nic.breakdown.tx_dma_ns);
+  r.on_gpu = gr::summarize_gpu_latency(rep.rings.latency);
   const gr::NicPhaseTimes& ph = rep.nic.phases;
   r.rx_blocked = double(ph.rx_wait_ns + ph.rx_desc_fetch_ns) / 1e9 / wall;  // on its copy engine
   r.frames_per_copy = ph.rx_data_copies ? double(ph.rx_frames) / double(ph.rx_data_copies) : 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/gpuring/gpu_latency.h"
 #include "io/gpuring/gpu_ring_runner.h"
 #include "io/gpuring/nic_emulator.h"
 #include "io/gpuring/ring_params.h"
@@ -42,6 +43,8 @@ struct Result {
   double mpps = 0, lat_mean_ns = 0, lat_std_ns = 0, lat_p99_ns = 0, lat_max_ns = 0;
   double lat_p50_ns = 0;
   Spread rx_dma, gpu_side, tx_dma;  // the latency breakdown (ring rows)
+  // The GPU side measured on the GPU (rx taking a packet -> the tail write announcing it).
+  ::gpunfv::gpuring::GpuLatencySummary on_gpu;
   double rx_blocked = 0;       // fraction of the run the emulator's rx thread waited for its copy engine
   double tx_blocked = 0;       // ... its tx side had every step in flight with descriptors waiting
   double frames_per_copy = 0;  // rx frames per copy-engine data operation (coalescing)

@@ -1,7 +1,7 @@
 // GPU processing stage: a chain is a pipeline of stages, each run by its own host thread:
-// upload (one H2D copy of the batch's device prefix, classify and the first switch), one stage
-// per NF node (the NF's kernels and the switch on the node's lane: its own stream inside its
-// SM partition), and download (one D2H copy). Batches stay on the device between NFs; only
+// upload (ingress's arrays and the slots, chain/host_batch_transfer.h; classify and the first
+// switch), one stage per NF node (the NF's kernels and the switch on the node's lane: its own
+// stream inside its SM partition), and download (one D2H copy). Batches stay on the device between NFs; only
 // the per-node packet counts (128 bytes) come back after each NF, so the host knows every NF
 // queue's occupancy in packets (Simmer's congestion monitor) and skips NFs no packet was sent
 // to. Queues between stages keep ingress order (chain_flow.h).
@@ -27,6 +27,7 @@
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
 #include "chain/gpu_sharing.h"
+#include "chain/host_batch_transfer.h"
 #include "chain/processing_stage.h"
 #include "chain/ring_batch_transfer.h"
 #include "core/clock.h"
@@ -87,6 +88,7 @@ class GpuStage final : public ProcessingStage {
     device_name_ = prop.name;
     sharing_ = std::make_unique<GpuSharing>(rc);
     if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
+    if (const char* e = std::getenv("GPUNFV_DEBUG_UPLOAD_PREFIX")) upload_prefix_ = e[0] == '1';
     if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
       debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
     for (const Chain& c : rc.chains) {
@@ -337,10 +339,8 @@ class GpuStage final : public ProcessingStage {
         launch_zero_node_packets(dv, st);
         resident_batches_.fetch_add(1, std::memory_order_relaxed);
       } else {
-        for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
-        const size_t bytes = layout_.device_prefix_bytes(count);
-        GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
-        h2d_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        upload_host_batch(b, hv, st);
+        launch_zero_node_packets(dv, st);
         host_batches_.fetch_add(1, std::memory_order_relaxed);
       }
       launch_enter_chain(chain, dv, st);
@@ -376,6 +376,29 @@ class GpuStage final : public ProcessingStage {
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
     w.flights.push_back(f);
+  }
+
+  // Ingress's arrays and the slots, not the whole device prefix (chain/host_batch_transfer.h);
+  // GPUNFV_DEBUG_UPLOAD_PREFIX=1 uploads the whole prefix, the earlier way, to measure it.
+  void upload_host_batch(Batch* b, const BatchView& hv, cudaStream_t st) {
+    const uint32_t count = b->count();
+    for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
+    if (upload_prefix_) {
+      const size_t bytes = layout_.device_prefix_bytes(count);
+      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
+      h2d_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      return;
+    }
+    const HostBatchUpload u = plan_host_batch_upload(layout_, count, longest_frame(hv));
+    GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.metadata.offset, b->base() + u.metadata.offset,
+                                u.metadata.bytes, cudaMemcpyHostToDevice, st));
+    if (u.strided())
+      GPUNFV_CUDA(cudaMemcpy2DAsync(b->device_base + u.data_offset, u.pitch, b->base() + u.data_offset,
+                                    u.pitch, u.row_bytes, u.rows, cudaMemcpyHostToDevice, st));
+    else if (u.rows)
+      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.data_offset, b->base() + u.data_offset,
+                                  u.rows * u.pitch, cudaMemcpyHostToDevice, st));
+    h2d_bytes_.fetch_add(u.bytes(), std::memory_order_relaxed);
   }
 
   // After a step, the per-node counts come back to the host batch: by a one-block kernel that
@@ -477,6 +500,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
+  bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
 };
 
 }  // namespace

@@ -321,6 +321,12 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
     const double p50 = at(0.5), p99 = at(0.99);
     line += fmt::format("; NIC in-to-out latency p50 {:.1f} us p99 {:.1f} us", p50, p99);
   }
+  // The ring port's own share: rx taking a packet to the tx tail write announcing it, the chain
+  // in between, timed by the loops' clock (io/gpuring/gpu_latency.h).
+  const gpuring::GpuLatencySummary own = gpuring::summarize_gpu_latency(rings_->snapshot().latency);
+  if (own.count)
+    line += fmt::format("; rx-to-tx-tail p50 {:.1f} us p99 {:.1f} us over {} frames", own.p50_ns / 1e3,
+                        own.p99_ns / 1e3, own.count);
   if (device_) {
     line += fmt::format("; egress copied {} frames ({} B) out of GPU slots, {} B of verdicts back; "
                         "GPU clock mapped to the host's within {:.1f} us{}",

@@ -37,6 +37,7 @@ RingSetView with_pool_of(RingSetView v, const RingSetView& owner) {
   v.freed = owner.freed;
   v.stash = owner.stash;
   v.queues = owner.queues;
+  v.slot_taken_ns = owner.slot_taken_ns;  // stamped by A's rx, read by B's tx
   return v;
 }
 

@@ -56,6 +56,12 @@ std::string RingRunReport::accounting_errors() const {
   check(nf_passed() == nic.tx_packets,
         fmt::format("passed {} != sent by the NIC {}", nf_passed(), nic.tx_packets));
   check(audit.ok(), "slot audit: " + audit.describe());
+  // Every descriptor tx announced was measured once on the GPU side (gpu_latency.h).
+  uint64_t posted = 0, measured = 0;
+  for (const TxCounters& t : rings.tx) posted += t.posted;
+  for (const GpuLatencyHistogram& h : rings.latency) measured += h.count;
+  check(!drained || measured == posted,
+        fmt::format("GPU-side latency measured {} of {} posted descriptors", measured, posted));
   return e;
 }
 

@@ -29,7 +29,7 @@ void* aligned_zeroed(size_t bytes) {
 // the part before them.
 struct RingSet::Layout {
   size_t rx_desc, tx_desc, rx_slot, tx_slot, to_tx, freed, stash, queues, rx_counters,
-      tx_counters, slots, meta_bytes, total;
+      tx_counters, slot_taken_ns, latency, slots, meta_bytes, total;
 
   explicit Layout(const RingParams& p) {
     size_t off = 0;
@@ -48,6 +48,8 @@ struct RingSet::Layout {
     queues = take(sizeof(RingQueues) * p.rings);
     rx_counters = take(sizeof(RxCounters) * p.rings);
     tx_counters = take(sizeof(TxCounters) * p.rings);
+    slot_taken_ns = take(sizeof(uint64_t) * p.total_slots());
+    latency = take(sizeof(GpuLatencyHistogram) * p.rings);
     meta_bytes = off;
     slots = take(size_t(p.slot_bytes) * p.total_slots());
     total = off;
@@ -135,6 +137,8 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   v.queues = reinterpret_cast<RingQueues*>(mem + l.queues);
   v.rx_counters = reinterpret_cast<RxCounters*>(mem + l.rx_counters);
   v.tx_counters = reinterpret_cast<TxCounters*>(mem + l.tx_counters);
+  v.slot_taken_ns = reinterpret_cast<uint64_t*>(mem + l.slot_taken_ns);
+  v.latency = reinterpret_cast<GpuLatencyHistogram*>(mem + l.latency);
   v.slots = mem + l.slots;
   // The emulator's copy engine addresses slots by their (device or host) virtual address; a
   // real NIC would get the bus address the GPU memory was pinned at (docs/DESIGN.md).
@@ -252,6 +256,8 @@ RingSnapshot RingSet::snapshot() const {
   s.rx.assign(rx, rx + p.rings);
   s.tx.assign(tx, tx + p.rings);
   s.queues.assign(q, q + p.rings);
+  const auto* lat = m.at<GpuLatencyHistogram>(view_.latency, base_);
+  s.latency.assign(lat, lat + p.rings);
   return s;
 }
 

@@ -44,6 +44,7 @@ struct RingSnapshot {
   std::vector<RxCounters> rx;
   std::vector<TxCounters> tx;
   std::vector<RingQueues> queues;
+  std::vector<GpuLatencyHistogram> latency;  // per ring: the GPU side's own (gpu_latency.h)
 };
 
 class RingSet {

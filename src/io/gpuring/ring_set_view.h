@@ -11,6 +11,7 @@
 #include "core/compat.h"
 #include "core/drop_reason.h"
 #include "io/gpuring/descriptors.h"
+#include "io/gpuring/gpu_latency.h"
 #include "io/gpuring/ring_params.h"
 #include "io/gpuring/ring_sync.h"
 
@@ -95,6 +96,8 @@ struct RingSetView {
   uint8_t* bar;        // the NIC's BAR0 (emulated: mapped host memory), kBarBytes
   RunFlags* flags;     // mapped host memory
   RingDone* done;      // mapped host memory, rings
+  uint64_t* slot_taken_ns;       // per slot: when rx took its packet (gpu_latency.h)
+  GpuLatencyHistogram* latency;  // per ring, written by its tx side
 
   GPUNFV_HD uint8_t* slot_ptr(uint32_t slot) const { return slots + uint64_t(slot) * p.slot_bytes; }
   GPUNFV_HD uint64_t slot_bus(uint32_t slot) const { return bus_base + uint64_t(slot) * p.slot_bytes; }

@@ -42,6 +42,7 @@ class RxRing {
       return Poll::no_slot;
     }
     pkt.slot = sw_[next_to_clean_];
+    stamp_taken(pkt.slot);
     pkt.length = rx_upper_length(upper);
     pkt.rss = d->wb.rss;
     // Re-arm (read layout): hdr_addr = 0 also clears DD, which shares its quadword.
@@ -87,6 +88,7 @@ class RxRing {
     uint32_t k = 0;
     if (team.leader()) k = rearm(n);
     k = team.share(k);
+    if (lane < k) stamp_taken(mine.slot);
     const uint64_t bytes = team.sum(lane < k ? mine.length : 0u);
     if (team.leader()) bytes_.add(bytes);
     if (k == 0) none = Poll::no_slot;
@@ -135,6 +137,9 @@ class RxRing {
     pool_.publish_allocs();
     return k;
   }
+
+  // When the packet in `slot` was taken, for the GPU side's latency (gpu_latency.h).
+  GPUNFV_HD void stamp_taken(uint32_t slot) { v_.slot_taken_ns[slot] = ring_now_ns(); }
 
   GPUNFV_HD void write_tail() {
     // The descriptor before next_to_clean stays with the driver: RDT == RDH means "no

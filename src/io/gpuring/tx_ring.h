@@ -22,7 +22,7 @@ struct AdmitAll {
 class TxRing {
  public:
   GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
-      : v_(v), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
+      : v_(v), latency_(v.latency[ring]), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
         counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::tx),
         queue_(to_tx_queue(v, ring)), posted_(&counters_.posted), completed_(&counters_.completed),
@@ -158,12 +158,19 @@ class TxRing {
     next_to_clean_ = (i + 1) & mask();
   }
   GPUNFV_HD void write_tail() {
+    // Each announced descriptor's time on the GPU side, from rx taking it to this tail write.
+    const uint64_t now = ring_now_ns();
+    for (uint32_t k = unannounced_; k > 0; --k) {
+      const uint64_t taken = v_.slot_taken_ns[sw_[(next_to_use_ - k) & mask()]];
+      latency_.add(now > taken ? now - taken : 0);
+    }
     store_release_sys(regs_.tdt, next_to_use_);
     tail_writes_.add();
     unannounced_ = 0;
   }
 
   const RingSetView& v_;
+  GpuLatencyHistogram& latency_;
   TxDesc* desc_;
   uint32_t* sw_;
   QueueRegisters regs_;

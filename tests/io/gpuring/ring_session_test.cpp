@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -77,6 +78,13 @@ TEST_P(GpuRingSession, EveryPacketAndSlotAccountedFor) {
     EXPECT_EQ(r.nic.reordered, 0u);
   }
   EXPECT_EQ(r.nic.latency_ns.size(), 16000u);
+  // The GPU side's own latency: one sample per sent frame, each within the frame's whole
+  // latency (the loops' clock is the emulator's, CLOCK_MONOTONIC, on CPU threads).
+  const GpuLatencySummary on_gpu = summarize_gpu_latency(r.rings.latency);
+  EXPECT_EQ(on_gpu.count, 16000u);
+  EXPECT_LE(on_gpu.p50_ns, on_gpu.p99_ns);
+  EXPECT_LE(on_gpu.p99_ns, on_gpu.max_ns);
+  EXPECT_LE(on_gpu.max_ns, *std::max_element(r.nic.latency_ns.begin(), r.nic.latency_ns.end()));
   uint64_t spread = 0;
   for (uint64_t n : r.nic.delivered_per_ring) spread += n > 0;
   EXPECT_EQ(spread, rings) << "RSS left a ring without traffic";

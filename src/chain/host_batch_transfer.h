@@ -1,0 +1,41 @@
+// What a host batch (filled by ingress in pinned host memory) uploads before the chain on the
+// GPU backend, decided here as a plain function so `make test` checks it without a GPU.
+// Only what ingress wrote and the device reads goes up: len and port (two adjacent arrays) and
+// the first `count` slots; classify and enter_chain write every other array the chain reads
+// (out_port, next_nf, visited, verdict, headers, flow_hash), node_packets is zeroed by a
+// kernel, NFs write their own results, and seq, rx_ns, wire_ns stay on the host. The same holds
+// for a GPU ring's device-resident batch (chain/ring_batch_transfer.h), which uploads nothing.
+// Slots go up as rows of `row_bytes` (the batch's longest frame rounded up to 64 bytes) out of
+// `stride` when that saves a useful share of the bytes and the rows are long enough for the
+// copy engine's strided copy to run at full speed; else as one run of count * stride bytes.
+// Errors: none (a frame longer than the slot is dropped by classify as `oversize`: its row is
+// clamped to the slot).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chain/ring_batch_transfer.h"
+#include "core/batch.h"
+
+namespace gpunfv {
+
+struct HostBatchUpload {
+  ByteRange metadata;     // len and port
+  size_t data_offset = 0;  // first slot
+  size_t rows = 0;         // slots (the batch's count)
+  size_t row_bytes = 0;    // bytes of each slot that go up
+  size_t pitch = 0;        // the slot stride
+  bool strided() const { return row_bytes != pitch; }
+  size_t bytes() const { return metadata.bytes + rows * row_bytes; }
+};
+
+// Rows shorter than this go up whole (the strided copy is slow on short rows).
+inline constexpr size_t kMinStridedRowBytes = 512;
+
+// `longest_frame` is the largest len[i] of the batch's `count` packets.
+HostBatchUpload plan_host_batch_upload(const BatchLayout& l, uint32_t count, uint32_t longest_frame);
+// The largest len of the first `count` packets of host view `b`.
+uint32_t longest_frame(const BatchView& b);
+
+}  // namespace gpunfv

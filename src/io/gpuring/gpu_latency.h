@@ -1,0 +1,47 @@
+// The GPU side's own latency, measured where it happens: from the moment the rx loop takes a
+// packet off its ring (the descriptor's DD seen, a fresh slot armed) to the tail write that
+// hands its tx descriptor to the NIC (TDT), on the side's own clock (ring_now_ns: the GPU's
+// global timer, CLOCK_MONOTONIC for CPU threads). That is the share of latency the GPU ring
+// port itself adds (rx poll, NF or chain, queue to tx, tx post, tail batching) whatever NIC is
+// attached; the NIC emulator's end-to-end figures also hold its copy engine's DMA and its own
+// threads' polling, which a real 82599 does in hardware.
+// The rx side stamps each packet's slot; the tx side, one writer per ring, adds each announced
+// descriptor to its ring's histogram (250 ns buckets to 256 us, the last bucket open-ended).
+// A slot whose packet another ring set received (GPU ring forwards) is not measured there: the
+// forward's views carry no histograms.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/compat.h"
+
+namespace gpunfv::gpuring {
+
+inline constexpr uint32_t kLatencyBucketNs = 250;
+inline constexpr uint32_t kLatencyBuckets = 1024;
+
+struct alignas(64) GpuLatencyHistogram {
+  uint64_t count, sum_ns, max_ns;
+  uint32_t bucket[kLatencyBuckets];
+
+  GPUNFV_HD void add(uint64_t ns) {
+    ++count;
+    sum_ns += ns;
+    if (ns > max_ns) max_ns = ns;
+    const uint64_t b = ns / kLatencyBucketNs;
+    ++bucket[b < kLatencyBuckets ? b : kLatencyBuckets - 1];
+  }
+};
+
+// Summary of one or more rings' histograms (merged), in nanoseconds. A percentile is the upper
+// edge of the bucket it falls in (so within 250 ns above the true value), the open last bucket
+// reported as max.
+struct GpuLatencySummary {
+  uint64_t count = 0;
+  double mean_ns = 0;
+  uint64_t p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+};
+GpuLatencySummary summarize_gpu_latency(const std::vector<GpuLatencyHistogram>& rings);
+
+}  // namespace gpunfv::gpuring

@@ -1,0 +1,66 @@
+// What a host batch uploads before the chain (chain/host_batch_transfer.h): ingress's len and
+// port arrays and the slots, nothing the device writes itself; slots as strided rows only when
+// rows are long and the saving is real. (That the GPU's output still equals the CPU's with this
+// upload is checked by the GPU stage and chain tests on a device.)
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "chain/host_batch_transfer.h"
+#include "core/batch.h"
+
+namespace gpunfv {
+namespace {
+
+bool overlaps(size_t a, size_t an, size_t b, size_t bn) { return a < b + bn && b < a + an; }
+
+TEST(HostBatchTransfer, UploadsLenPortAndSlotsOnly) {
+  const BatchLayout l = BatchLayout::make(8192, 1600, 72);
+  const HostBatchUpload u = plan_host_batch_upload(l, 8000, 1518);
+  EXPECT_EQ(u.metadata.offset, l.off_len);
+  EXPECT_GE(u.metadata.offset + u.metadata.bytes, l.off_port + 8192 * sizeof(uint16_t));
+  // Nothing classify, enter_chain or the NFs write, and no host-only array.
+  for (size_t off : {l.off_out_port, l.off_next_nf, l.off_visited, l.off_node_packets, l.off_verdict,
+                     l.off_headers, l.off_flow_hash, l.off_results, l.off_seq, l.off_rx_ns, l.off_wire_ns})
+    EXPECT_FALSE(overlaps(u.metadata.offset, u.metadata.bytes, off, 1)) << off;
+  EXPECT_EQ(u.data_offset, l.off_data);
+  EXPECT_EQ(u.rows, 8000u);
+  EXPECT_EQ(u.pitch, 1600u);
+  EXPECT_EQ(u.row_bytes, 1536u);  // 1518 rounded up to 64
+  EXPECT_TRUE(u.strided());
+  EXPECT_EQ(u.bytes(), u.metadata.bytes + 8000u * 1536u);
+  EXPECT_LT(u.bytes(), l.device_prefix_bytes(8000));
+}
+
+TEST(HostBatchTransfer, ShortRowsAndSmallSavingsGoUpWhole) {
+  const BatchLayout small = BatchLayout::make(4096, 192, 72);
+  EXPECT_FALSE(plan_host_batch_upload(small, 4096, 64).strided());  // 64-byte rows: too short
+  EXPECT_EQ(plan_host_batch_upload(small, 4096, 64).row_bytes, 192u);
+  const BatchLayout big = BatchLayout::make(1024, 1600, 0);
+  EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1590).strided());  // 1600 of 1600
+  EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1550).strided());  // rounds up to the slot
+  EXPECT_TRUE(plan_host_batch_upload(big, 1024, 1530).strided());   // 1536: saves 64 of 1600
+}
+
+TEST(HostBatchTransfer, OversizeFrameRowIsClampedToTheSlot) {
+  const BatchLayout l = BatchLayout::make(64, 1536, 0);
+  const HostBatchUpload u = plan_host_batch_upload(l, 64, 9000);
+  EXPECT_EQ(u.row_bytes, 1536u);
+  EXPECT_FALSE(u.strided());
+}
+
+TEST(HostBatchTransfer, LongestFrameReadsOnlyTheBatchsPackets) {
+  Batch b(16, 128, MemoryKind::host);
+  b.set_count(3);
+  BatchView v = b.view();
+  v.len[0] = 60;
+  v.len[1] = 1000;
+  v.len[2] = 64;
+  v.len[3] = 9000;  // beyond count
+  EXPECT_EQ(longest_frame(v), 1000u);
+  b.set_count(0);
+  EXPECT_EQ(longest_frame(b.view()), 0u);
+}
+
+}  // namespace
+}  // namespace gpunfv
