@@ -5,7 +5,8 @@
 #   2. S_d (fw, ipsec, nids, router) at 64 and 1518 B, batch 8192 and 32768, unco and gnet, with
 #      the trimmed host-batch upload and with the whole device prefix uploaded
 #      (GPUNFV_DEBUG_UPLOAD_PREFIX=1), same run: Mpps, Gbit/s, bytes up per packet, upload busy;
-#   3. gpuring_bench, 1 ring, 64 B, at 10/25/50% of the emulator's rate, tail batch 1 and 8: the
+#   3. gnet with a forced re-plan every 100 ms, S_d at 64 B, three runs (exit status, lane moves);
+#   4. gpuring_bench, 1 ring, 64 B, at 10/25/50/75% of the emulator's rate, tail batch 1 and 8: the
 #      latency end to end (the emulator's view) and the GPU side timed on the GPU.
 # Usage: scripts/upload-latency-gpu-check.sh BIN_DIR OUT_DIR [MODEL_JSON]
 #   (BIN_DIR: a CUDA build with gpunfv, gpunfv_tests, gpuring_bench; MODEL_JSON: a gnet model
@@ -70,8 +71,22 @@ for b in (8192, 32768):
                   f"{a[2]:.0f} / {p[2]:.0f} | {a[3] * 100:.0f}% / {p[3] * 100:.0f}% |")
 PY
 
+log "gnet re-plans under load: S_d at 64 B, a forced re-plan every 100 ms (GPUNFV_DEBUG_REPLAN_MS), 3 runs"
+d=$OUT/replan
+mkdir -p "$d"
+cp "$OUT/sd-b8192-trimmed/configs/sd-64-gnet.yaml" "$d/sd.yaml" 2>/dev/null
+[ -n "$MODEL" ] && cp "$MODEL" "$d/model.json"
+for i in 1 2 3; do
+  (cd "$OUT/sd-b8192-trimmed/configs" && GPUNFV_DEBUG_REPLAN_MS=100 timeout 60 "$BIN/gpunfv" run sd-64-gnet.yaml \
+    --backend gpu --duration 3 -q --report "$d/run$i.json" > "$d/run$i.txt" 2>&1)
+  rc=$?
+  moves=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['scheduler'].get('lane_moves'), len(j['scheduler'].get('plans', [])), j['accounting_ok'])" "$d/run$i.json" 2>/dev/null)
+  echo "re-plan run $i: exit $rc; lane moves, plans, accounting ok: $moves"
+  [ $rc = 0 ] || { status=1; tail -3 "$d/run$i.txt"; }
+done
+
 log "gpuring_bench: latency at low and half load, end to end and on the GPU"
-timeout 150 "$BIN/gpuring_bench" --rings 1 --sizes 64 --loads 0.1,0.25,0.5 --sections table,tail \
+timeout 150 "$BIN/gpuring_bench" --rings 1 --sizes 64 --loads 0.1,0.25,0.5,0.75 --sections table,tail \
   --packets 100000 --max-case-s 0.5 --case-timeout-s 10 --json "$OUT/latency.json" > "$OUT/latency.txt" 2>&1 || status=1
 cat "$OUT/latency.txt"
 exit $status

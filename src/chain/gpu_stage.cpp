@@ -206,10 +206,14 @@ class GpuStage final : public ProcessingStage {
 
   bool is_nf_stage(size_t c, size_t s) const { return s >= 1 && s <= rc_.chains[c].path.size(); }
 
+  void release_events(Worker& w) {
+    for (cudaEvent_t e : w.free_events) GPUNFV_CUDA(cudaEventDestroy(e));
+    w.free_events.clear();
+  }
+
   void bind(Worker& w) {
     // Events belong to the context current when they are made: the lane's green context.
-    for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
-    w.free_events.clear();
+    release_events(w);
     if (w.lane) {
       w.lane->make_current();
     } else {
@@ -286,6 +290,10 @@ class GpuStage final : public ProcessingStage {
         if (now_lane != w.lane) {
           moving = !w.flights.empty();
           if (!moving) {
+            // The old lane's events go while its context lives: dropping the lane may destroy
+            // the old plan's contexts, and destroying an event of a destroyed context leaves an
+            // error that the NF's next cudaGetLastError() would report as its own.
+            release_events(w);
             w.lane = std::move(now_lane);
             bind(w);
             lane_moves_.fetch_add(1, std::memory_order_relaxed);

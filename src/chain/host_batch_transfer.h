@@ -6,8 +6,8 @@
 // kernel, NFs write their own results, and seq, rx_ns, wire_ns stay on the host. The same holds
 // for a GPU ring's device-resident batch (chain/ring_batch_transfer.h), which uploads nothing.
 // Slots go up as rows of `row_bytes` (the batch's longest frame rounded up to 64 bytes) out of
-// `stride` when that saves a useful share of the bytes and the rows are long enough for the
-// copy engine's strided copy to run at full speed; else as one run of count * stride bytes.
+// `stride` when that saves a quarter of the bytes or more and the rows are long enough for the
+// copy engine's strided copy to run well; else as one run of count * stride bytes.
 // Errors: none (a frame longer than the slot is dropped by classify as `oversize`: its row is
 // clamped to the slot).
 #pragma once

@@ -16,7 +16,7 @@ bool overlaps(size_t a, size_t an, size_t b, size_t bn) { return a < b + bn && b
 
 TEST(HostBatchTransfer, UploadsLenPortAndSlotsOnly) {
   const BatchLayout l = BatchLayout::make(8192, 1600, 72);
-  const HostBatchUpload u = plan_host_batch_upload(l, 8000, 1518);
+  const HostBatchUpload u = plan_host_batch_upload(l, 8000, 1000);
   EXPECT_EQ(u.metadata.offset, l.off_len);
   EXPECT_GE(u.metadata.offset + u.metadata.bytes, l.off_port + 8192 * sizeof(uint16_t));
   // Nothing classify, enter_chain or the NFs write, and no host-only array.
@@ -26,9 +26,9 @@ TEST(HostBatchTransfer, UploadsLenPortAndSlotsOnly) {
   EXPECT_EQ(u.data_offset, l.off_data);
   EXPECT_EQ(u.rows, 8000u);
   EXPECT_EQ(u.pitch, 1600u);
-  EXPECT_EQ(u.row_bytes, 1536u);  // 1518 rounded up to 64
+  EXPECT_EQ(u.row_bytes, 1024u);  // 1000 rounded up to 64
   EXPECT_TRUE(u.strided());
-  EXPECT_EQ(u.bytes(), u.metadata.bytes + 8000u * 1536u);
+  EXPECT_EQ(u.bytes(), u.metadata.bytes + 8000u * 1024u);
   EXPECT_LT(u.bytes(), l.device_prefix_bytes(8000));
 }
 
@@ -39,7 +39,9 @@ TEST(HostBatchTransfer, ShortRowsAndSmallSavingsGoUpWhole) {
   const BatchLayout big = BatchLayout::make(1024, 1600, 0);
   EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1590).strided());  // 1600 of 1600
   EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1550).strided());  // rounds up to the slot
-  EXPECT_TRUE(plan_host_batch_upload(big, 1024, 1530).strided());   // 1536: saves 64 of 1600
+  EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1518).strided());  // 1536: saves only 4%
+  EXPECT_FALSE(plan_host_batch_upload(big, 1024, 1153).strided());  // 1216: saves 24%
+  EXPECT_TRUE(plan_host_batch_upload(big, 1024, 1152).strided());   // 1152: saves 28%
 }
 
 TEST(HostBatchTransfer, OversizeFrameRowIsClampedToTheSlot) {

@@ -25,12 +25,32 @@ struct alignas(64) GpuLatencyHistogram {
   uint64_t count, sum_ns, max_ns;
   uint32_t bucket[kLatencyBuckets];
 
+  GPUNFV_HD static uint32_t bucket_of(uint64_t ns) {
+    const uint64_t b = ns / kLatencyBucketNs;
+    return b < kLatencyBuckets ? uint32_t(b) : kLatencyBuckets - 1;
+  }
+  // One writer.
   GPUNFV_HD void add(uint64_t ns) {
     ++count;
     sum_ns += ns;
     if (ns > max_ns) max_ns = ns;
-    const uint64_t b = ns / kLatencyBucketNs;
-    ++bucket[b < kLatencyBuckets ? b : kLatencyBuckets - 1];
+    ++bucket[bucket_of(ns)];
+  }
+  // Several lanes of one team at once: atomics whose results nobody waits for.
+  GPUNFV_HD void add_concurrent(uint64_t ns) {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(reinterpret_cast<unsigned long long*>(&count), 1ull);
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sum_ns), static_cast<unsigned long long>(ns));
+    atomicMax(reinterpret_cast<unsigned long long*>(&max_ns), static_cast<unsigned long long>(ns));
+    atomicAdd(&bucket[bucket_of(ns)], 1u);
+#else
+    __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sum_ns, ns, __ATOMIC_RELAXED);
+    uint64_t m = __atomic_load_n(&max_ns, __ATOMIC_RELAXED);
+    while (ns > m && !__atomic_compare_exchange_n(&max_ns, &m, ns, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    __atomic_fetch_add(&bucket[bucket_of(ns)], 1u, __ATOMIC_RELAXED);
+#endif
   }
 };
 

@@ -29,7 +29,7 @@ void* aligned_zeroed(size_t bytes) {
 // the part before them.
 struct RingSet::Layout {
   size_t rx_desc, tx_desc, rx_slot, tx_slot, to_tx, freed, stash, queues, rx_counters,
-      tx_counters, slot_taken_ns, latency, slots, meta_bytes, total;
+      tx_counters, slot_taken_ns, latency, tx_announce_ns, slots, meta_bytes, total;
 
   explicit Layout(const RingParams& p) {
     size_t off = 0;
@@ -50,6 +50,7 @@ struct RingSet::Layout {
     tx_counters = take(sizeof(TxCounters) * p.rings);
     slot_taken_ns = take(sizeof(uint64_t) * p.total_slots());
     latency = take(sizeof(GpuLatencyHistogram) * p.rings);
+    tx_announce_ns = take(sizeof(uint64_t) * p.descriptors());
     meta_bytes = off;
     slots = take(size_t(p.slot_bytes) * p.total_slots());
     total = off;
@@ -139,6 +140,7 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   v.tx_counters = reinterpret_cast<TxCounters*>(mem + l.tx_counters);
   v.slot_taken_ns = reinterpret_cast<uint64_t*>(mem + l.slot_taken_ns);
   v.latency = reinterpret_cast<GpuLatencyHistogram*>(mem + l.latency);
+  v.tx_announce_ns = reinterpret_cast<uint64_t*>(mem + l.tx_announce_ns);
   v.slots = mem + l.slots;
   // The emulator's copy engine addresses slots by their (device or host) virtual address; a
   // real NIC would get the bus address the GPU memory was pinned at (docs/DESIGN.md).

@@ -98,6 +98,7 @@ struct RingSetView {
   RingDone* done;      // mapped host memory, rings
   uint64_t* slot_taken_ns;       // per slot: when rx took its packet (gpu_latency.h)
   GpuLatencyHistogram* latency;  // per ring, written by its tx side
+  uint64_t* tx_announce_ns;      // per tx descriptor: when its tail write happened
 
   GPUNFV_HD uint8_t* slot_ptr(uint32_t slot) const { return slots + uint64_t(slot) * p.slot_bytes; }
   GPUNFV_HD uint64_t slot_bus(uint32_t slot) const { return bus_base + uint64_t(slot) * p.slot_bytes; }

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "io/gpuring/slot_pool.h"
+#include "io/gpuring/team.h"
 
 namespace gpunfv::gpuring {
 
@@ -22,7 +23,8 @@ struct AdmitAll {
 class TxRing {
  public:
   GPUNFV_HD TxRing(const RingSetView& v, uint32_t ring)
-      : v_(v), latency_(v.latency[ring]), desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
+      : v_(v), latency_(v.latency[ring]), announce_ns_(v.tx_announce_ns + uint64_t(ring) * v.p.ring_size),
+        desc_(v.tx_desc + uint64_t(ring) * v.p.ring_size),
         sw_(v.tx_slot + uint64_t(ring) * v.p.ring_size), regs_(queue_registers(v.bar, ring)),
         counters_(v.tx_counters[ring]), done_(v.done[ring]), pool_(v, ring, SlotPool::Side::tx),
         queue_(to_tx_queue(v, ring)), posted_(&counters_.posted), completed_(&counters_.completed),
@@ -33,6 +35,7 @@ class TxRing {
 
   // Returns sent descriptors' slots to the pool; how many.
   GPUNFV_HD uint32_t reclaim() {
+    measure(SoloTeam{});
     if (next_to_clean_ == next_to_use_) return 0;
     uint32_t n = 0;
     if (v_.p.tx_writeback) {
@@ -59,6 +62,7 @@ class TxRing {
   // slots freed. Team-wide call; every lane gets the count.
   template <typename Team>
   GPUNFV_HD uint32_t reclaim(const Team& team) {
+    measure(team);
     if (!v_.p.tx_writeback) {
       uint32_t n = 0;
       if (team.leader()) n = reclaim();
@@ -148,7 +152,39 @@ class TxRing {
   // Batch mode (ring_batch_loops.h): a packet the chain dropped never reaches the ring; its slot
   // goes back through this side's free queue (the one producer of it).
   GPUNFV_HD void free_dropped(uint32_t slot) { pool_.free_by_tx(slot); }
-  GPUNFV_HD void finish(uint32_t how = 1u) { store_release_sys(&done_.tx, how); }
+  GPUNFV_HD void finish(uint32_t how = 1u) {
+    measure(SoloTeam{});
+    store_release_sys(&done_.tx, how);
+  }
+
+  // Adds the descriptors announced since the last call to the ring's latency histogram
+  // (gpu_latency.h): each one's tail-write time less the time rx took its packet. Called at the
+  // start of every reclaim, before any of their slots can be freed and taken again, so the
+  // tail writes themselves only store a time per descriptor. Lanes take descriptors in groups
+  // of kMeasurePerLane, loading a group's slots and times before using any (a lone thread
+  // thus waits for memory once per group, not once per packet). Team-wide call.
+  template <typename Team>
+  GPUNFV_HD void measure(const Team& team) {
+    team.sync();  // the leader's announce times and slot ids, visible to every lane
+    const uint32_t n = team.share(measure_count_);
+    if (n == 0) return;
+    const uint32_t from = team.share(measure_from_);
+    constexpr uint32_t kMeasurePerLane = 4;
+    for (uint32_t base = team.lane() * kMeasurePerLane; base < n; base += team.size() * kMeasurePerLane) {
+      uint64_t at[kMeasurePerLane], taken[kMeasurePerLane];
+      uint32_t slot[kMeasurePerLane];
+      for (uint32_t k = 0; k < kMeasurePerLane; ++k) {
+        const uint32_t d = (from + base + k) & mask();
+        at[k] = base + k < n ? announce_ns_[d] : 0;
+        slot[k] = base + k < n ? sw_[d] : 0;
+      }
+      for (uint32_t k = 0; k < kMeasurePerLane; ++k) taken[k] = base + k < n ? v_.slot_taken_ns[slot[k]] : 0;
+      for (uint32_t k = 0; k < kMeasurePerLane; ++k)
+        if (base + k < n) latency_.add_concurrent(at[k] > taken[k] ? at[k] - taken[k] : 0);
+    }
+    team.sync();
+    if (team.leader()) measure_count_ = 0;
+  }
 
  private:
   GPUNFV_HD uint32_t mask() const { return v_.p.ring_size - 1; }
@@ -158,12 +194,11 @@ class TxRing {
     next_to_clean_ = (i + 1) & mask();
   }
   GPUNFV_HD void write_tail() {
-    // Each announced descriptor's time on the GPU side, from rx taking it to this tail write.
+    // The time each descriptor was announced, for measure(): stores only, nothing waited for.
     const uint64_t now = ring_now_ns();
-    for (uint32_t k = unannounced_; k > 0; --k) {
-      const uint64_t taken = v_.slot_taken_ns[sw_[(next_to_use_ - k) & mask()]];
-      latency_.add(now > taken ? now - taken : 0);
-    }
+    for (uint32_t k = unannounced_; k > 0; --k) announce_ns_[(next_to_use_ - k) & mask()] = now;
+    if (measure_count_ == 0) measure_from_ = (next_to_use_ - unannounced_) & mask();
+    measure_count_ += unannounced_;
     store_release_sys(regs_.tdt, next_to_use_);
     tail_writes_.add();
     unannounced_ = 0;
@@ -171,6 +206,8 @@ class TxRing {
 
   const RingSetView& v_;
   GpuLatencyHistogram& latency_;
+  uint64_t* announce_ns_;  // per descriptor: when its tail write happened
+  uint32_t measure_from_ = 0, measure_count_ = 0;  // announced, not yet in the histogram
   TxDesc* desc_;
   uint32_t* sw_;
   QueueRegisters regs_;
