@@ -62,8 +62,13 @@ class RxRing {
   // run of written-back ones (re-arming each with a fresh slot, as poll does), and lane i < k
   // gets packet i in `mine`. Returns k, in ring order; 0 with `none` saying why (nothing
   // written back, or the pool is empty and the packets stay in the ring). Team-wide call.
+  // RDT for the descriptors re-armed by the previous call is written here, at the start of the
+  // next one, once the previous call's packets have been handed on: the tail write's system-
+  // scope fence (a PCIe round trip) then no longer stands between taking packets and running
+  // the NF on them. The NIC still gets descriptors back every tail_batch packets, one call late.
   template <typename Team>
   GPUNFV_HD uint32_t receive(const Team& team, RxPacket& mine, Poll& none) {
+    if (team.leader() && unannounced_ >= v_.p.tail_batch) write_tail();
     const uint32_t mask = v_.p.ring_size - 1;
     const uint32_t first = team.share(next_to_clean_);
     const uint32_t lane = team.lane();
@@ -117,6 +122,7 @@ class RxRing {
  private:
   // Leader: takes the first n written-back descriptors from next_to_clean, re-arming each
   // with a fresh slot; stops early when the pool is empty. One release for the whole burst.
+  // The tail is written by the next receive() (or flush_tail), not here.
   GPUNFV_HD uint32_t rearm(uint32_t n) {
     uint32_t k = 0;
     for (; k < n; ++k) {
@@ -132,7 +138,6 @@ class RxRing {
       next_to_clean_ = (next_to_clean_ + 1) & (v_.p.ring_size - 1);
       packets_.add();
       if (unannounced_++ == 0) first_unannounced_ns_ = ring_now_ns();
-      if (unannounced_ >= v_.p.tail_batch) write_tail();
     }
     pool_.publish_allocs();
     return k;
