@@ -136,11 +136,8 @@ GPUNFV_HD void tx_ring_loop(const RingSetView& v, uint32_t ring, Team team = {})
   uint32_t idle = 0;
   for (;;) {
     const uint32_t freed = tx.reclaim(team);
-    uint32_t posted = 0;
-    if (lead) {
-      posted = tx.post();
-      tx.flush_tail(false);
-    }
+    const uint32_t posted = tx.post_team(team);
+    if (lead) tx.flush_tail(false);
     if (team.share(posted + freed) != 0) continue;
     constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
     uint32_t action = kKeepGoing;

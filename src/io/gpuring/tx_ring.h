@@ -109,6 +109,30 @@ class TxRing {
     return n;
   }
 
+  // post() for a team: each lane reads one queued entry (one memory round trip for up to a
+  // team's worth; a lone leader waits for each entry in turn, about half a microsecond apiece
+  // on the GPU), then the leader posts them in queue order. Team-wide call; every lane gets
+  // the count.
+  template <typename Team>
+  GPUNFV_HD uint32_t post_team(const Team& team) {
+    uint32_t posted = 0;
+    for (;;) {
+      const uint32_t n = team.share(team.leader() ? postable(team.size()) : 0u);
+      if (n == 0) break;
+      const uint32_t first = team.share(team.leader() ? queue_head() : 0u);
+      team.sync();  // the leader has seen them queued: the lanes may read the entries
+      const uint64_t entry = team.lane() < n ? queued_entry(first + team.lane()) : 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t e = team.from(i, entry);
+        if (team.leader()) post_slot(static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32));
+      }
+      if (team.leader()) consume_queued(n);
+      posted += n;
+      if (n < team.size()) break;
+    }
+    return posted;
+  }
+
   // post() in two halves, for a caller that admits a packet with work of its own in between
   // (the forward loop's team-wide integrity check): take the next queued packet (slot | len
   // << 32) if the ring has room for it; then post it, or keep it (it is the caller's). After a
