@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nf/collect_scan.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
@@ -87,6 +88,34 @@ void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
 }
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+  const CollectScan scan(b, result_offset(), kFirewallResultBytes);
+  // Runs of packets that matched the same rule are counted in a register: one counter
+  // incremented packet after packet waits on its own previous store every time.
+  uint32_t current = kNoRule;
+  uint64_t run = 0;
+  for (uint32_t i = 0; i < scan.count(); ++i) {
+    if (!scan.reached(i, position)) continue;
+    const uint32_t rule = scan.word(i, 0);
+    if (rule != current) {
+      count_rule_hits(current, run);
+      current = rule;
+      run = 0;
+    }
+    ++run;
+  }
+  count_rule_hits(current, run);
+}
+
+void Firewall::count_rule_hits(uint32_t rule, uint64_t packets) {
+  if (rule < rule_hits_.size())
+    rule_hits_[rule] += packets;
+  else if (rule == kNoRule)
+    no_match_ += packets;
+  else
+    not_ipv4_ += packets;
+}
+
+void Firewall::collect_per_packet(const BatchView& b, uint8_t position) {
   for (uint32_t i = 0; i < b.count; ++i) {
     if (!reached_node(b, i, position)) continue;
     IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);

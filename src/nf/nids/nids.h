@@ -34,6 +34,12 @@
 
 namespace gpunfv {
 
+// collect()'s first pass: writes to out (room for b.count indices) the packets that reached
+// chain node `position` and for which at least one rule fired (the record's `fired` word at
+// result_offset), in packet order; returns how many. Reads 4 bytes of each packet's record.
+uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t result_offset,
+                               uint32_t* out);
+
 class Nids final : public NetworkFunction {
  public:
   enum class Action { alert, drop };
@@ -59,6 +65,9 @@ class Nids final : public NetworkFunction {
 #endif
   uint32_t result_bytes() const override { return kNidsResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // The plain per-packet loop collect() replaced (every packet's whole record loaded): the
+  // reference tests and bench/collect_bench compare it with (same counters, same log lines).
+  void collect_per_packet(const BatchView& b, uint8_t position, const CollectContext& ctx);
   // The alert log names addresses and ports read from the frames of alerted packets.
   bool collect_reads_frames() const override { return !options_.alerts_path.empty(); }
   bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const override;
@@ -90,6 +99,7 @@ class Nids final : public NetworkFunction {
   std::unique_ptr<AlertLog> log_;
   uint64_t alerts_ = 0, alerts_not_logged_ = 0, packets_alerted_ = 0;
   std::vector<uint64_t> alerts_by_rule_;
+  std::vector<uint32_t> alerted_;  // collect(): this batch's alerting packets (scratch)
 #if GPUNFV_HAVE_CUDA
   NidsView device_view_{};
   size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
