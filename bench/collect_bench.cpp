@@ -92,7 +92,14 @@ void nids_load_records(NetworkFunction& nf, const BatchView& b, uint8_t pos) {
 void nids_alerting_pass(NetworkFunction& nf, const BatchView& b, uint8_t pos) {
   static std::vector<uint32_t> out;
   out.resize(b.count);
-  g_sink = nids_alerting_packets(b, pos, nf.result_offset(), out.data());
+  g_sink = nids_alerting_packets(b, pos, nf.result_offset(), 0, b.count, out.data());
+}
+
+// One thread's share of collect() when the NF splits it over its collect_shards() threads (shard 0).
+void run_shard0(NetworkFunction& nf, const BatchView& b, uint8_t pos) {
+  const uint32_t shards = nf.collect_shards();
+  if (shards == 1) return nf.collect(b, pos, CollectContext{"gen"});
+  nf.collect_range(b, pos, CollectContext{"gen"}, 0, uint32_t(uint64_t(b.count) / shards), 0);
 }
 
 bool has_reference(const NetworkFunction& nf) {
@@ -180,11 +187,14 @@ int main(int argc, char** argv) {
   const Path nids_parts[] = {{"part: load every record", nids_load_records},
                              {"part: alerting pass", nids_alerting_pass}};
   std::vector<std::string> nf_names;
+  std::map<std::string, uint32_t> shards_of;
   for (size_t k = 0; k < chain.path.size(); ++k) {
     NetworkFunction* nf = timed.rc.nfs[chain.path[k]].get();
     if (!has_reference(*nf)) continue;
     nf_names.push_back(nf->name());
+    shards_of[nf->name()] = nf->collect_shards();
     std::vector<Path> timed_paths(std::begin(paths), std::end(paths));
+    if (nf->collect_shards() > 1) timed_paths.push_back(Path{"collect: one thread of its shards", run_shard0});
     if (nf->type() == "nids") timed_paths.insert(timed_paths.end(), std::begin(nids_parts), std::end(nids_parts));
     for (bool cold : {false, true})
       for (const Path& p : timed_paths) {
@@ -221,6 +231,10 @@ int main(int argc, char** argv) {
       if (r == g_ns_per_packet.end() || c == g_ns_per_packet.end()) continue;
       std::printf("| %s | %s | %.2f | %.2f | %.2fx |\n", n.c_str(), cache, r->second, c->second,
                   r->second / c->second);
+      const std::string shard_row = fmt::format("{}/{}/collect: one thread of its shards", n, cache);
+      if (auto x = g_ns_per_packet.find(shard_row); x != g_ns_per_packet.end())
+        std::printf("| %s, collect on %u threads: one thread's time / batch packets | %s | | %.2f | %.2fx |\n",
+                    n.c_str(), shards_of[n], cache, x->second, r->second / x->second);
       for (const Path& p : nids_parts)
         if (auto x = g_ns_per_packet.find(fmt::format("{}/{}/{}", n, cache, p.name)); x != g_ns_per_packet.end())
           std::printf("| %s, %s | %s | | %.2f | |\n", n.c_str(), p.name, cache, x->second);

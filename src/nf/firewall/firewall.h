@@ -69,12 +69,13 @@ class Firewall final : public NetworkFunction {
   FirewallView host_view() const;
 
   // Counted by collect().
-  const std::vector<uint64_t>& rule_hits() const { return rule_hits_; }
-  uint64_t no_match() const { return no_match_; }
-  uint64_t not_ipv4() const { return not_ipv4_; }
+  std::vector<uint64_t> rule_hits() const;
+  uint64_t no_match() const { return counted(rules_.size()); }
+  uint64_t not_ipv4() const { return counted(rules_.size() + 1); }
 
  private:
-  void count_rule_hits(uint32_t rule, uint64_t packets);  // rule: a result word
+  static constexpr uint32_t kCounterLanes = 4;
+  uint64_t counted(size_t slot) const;  // summed over the lanes
 
   std::vector<FiveTupleRule> rules_;
   std::vector<long> rule_lines_;     // file line of each rule, for messages
@@ -82,8 +83,8 @@ class Firewall final : public NetworkFunction {
   FirewallAction no_match_action_;
   std::string rules_file_;
   BitVectorClassifier classifier_;
-  std::vector<uint64_t> rule_hits_;
-  uint64_t no_match_ = 0, not_ipv4_ = 0;
+  // What collect() counted: kCounterLanes lanes of (hits per rule, no match, not IPv4).
+  std::vector<uint64_t> counts_;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint8_t> device_rule_drops_;
   BitVectorClassifierRef device_classifier_{};
