@@ -11,10 +11,12 @@
 // A table of ns/packet is printed last.
 //
 //   collect_bench [--config=bench/collect_bench/sd_64.yaml] [--batch=N] [Google Benchmark flags]
+// (e.g. --benchmark_repetitions=5: the table then shows each row's median).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -113,15 +115,22 @@ class TableReporter : public benchmark::ConsoleReporter {
  public:
   explicit TableReporter(uint32_t packets) : packets_(packets) {}
   void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs)
-      if (r.run_type == Run::RT_Iteration && !r.error_occurred)
-        g_ns_per_packet[r.benchmark_name()] =
-            r.real_accumulated_time * 1e9 / double(r.iterations) / packets_;
+    // With --benchmark_repetitions, the median of the repetitions; else the one run.
+    for (const Run& r : runs) {
+      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
+      std::vector<double>& v = samples_[r.run_name.str()];
+      v.push_back(r.real_accumulated_time * 1e9 / double(r.iterations) / packets_);
+      std::vector<double> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      const size_t n = sorted.size();
+      g_ns_per_packet[r.run_name.str()] = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
     ConsoleReporter::ReportRuns(runs);
   }
 
  private:
   uint32_t packets_;
+  std::map<std::string, std::vector<double>> samples_;
 };
 
 }  // namespace

@@ -10,13 +10,13 @@
 #             (scripts/lib/thread_cpu.py): collect workers (gn-collect-NF[.shard]) and egress.
 # A summary table last: Mpps per policy (and the same run before this change, from
 # bench/results/chains-sd-s11-h200/batch32768) and the CPU share of the collect workers and egress.
-# Usage: [STEPS="tests examples bench sd"] [SECS=8] scripts/collect-gpu-check.sh BIN_DIR OUT_DIR
+# Usage: [STEPS="tests examples bench sd"] [SECS=10] scripts/collect-gpu-check.sh BIN_DIR OUT_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${1:?usage: scripts/collect-gpu-check.sh BIN_DIR OUT_DIR}")
 OUT=$(realpath -m "${2:?usage: scripts/collect-gpu-check.sh BIN_DIR OUT_DIR}")
 STEPS=${STEPS:-tests examples bench sd}
-SECS=${SECS:-8}
+SECS=${SECS:-10}
 BEFORE=bench/results/chains-sd-s11-h200
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
@@ -47,7 +47,7 @@ fi
 
 if has bench; then
   log "collect_bench (this host's CPU)"
-  timeout 90 "$BIN/collect_bench" --benchmark_min_time=0.2 > "$OUT/collect_bench.txt" 2>&1
+  timeout 90 "$BIN/collect_bench" --benchmark_min_time=0.2 --benchmark_repetitions=3 --benchmark_color=false > "$OUT/collect_bench.txt" 2>&1
   rc=$?; echo "collect_bench exit $rc"; status+=("collect_bench exit $rc")
   sed -n '/^| NF /,$p' "$OUT/collect_bench.txt"
 fi
