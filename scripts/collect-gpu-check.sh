@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 4, the NFs' collect() on the host: is the per-packet collect work still a limit for S_d
-# at 64 B on the GPU machine? Steps (about 4 minutes in all):
+# at 64 B on the GPU machine? Steps (about 3 minutes; at most 7.2 by the timeouts):
 #   tests     the collect unit tests, the GPU-vs-CPU NF and chain tests (gpunfv_tests);
 #   examples  the examples with a firewall, IPsec or NIDS on both backends, reports and alert
 #             logs compared (scripts/gpu-examples-check.sh);
@@ -30,7 +30,7 @@ log "device"
 
 if has tests; then
   log "unit tests: collect (CPU) and GPU-vs-CPU NFs and chain stages"
-  timeout 150 "$BIN/gpunfv_tests" \
+  timeout 120 "$BIN/gpunfv_tests" \
     --gtest_filter='Collect*:CollectScan*:CollectWorkers*:NidsAlertingPackets*:GpuNids*:GpuFirewall*:IpsecGpu*:GpuStage*:GpuRingChainOnDevice*' \
     > "$OUT/unit-tests.txt" 2>&1
   rc=$?; echo "unit tests exit $rc"; status+=("unit tests exit $rc")
@@ -40,7 +40,7 @@ fi
 if has examples; then
   log "examples on both backends (reports and alert logs equal)"
   EXAMPLES="nids firewall chain-branches chain-fw-ipsec-nids-router ipsec-outbound" \
-    timeout 120 scripts/gpu-examples-check.sh "$BIN" "$OUT/examples" > "$OUT/examples.txt" 2>&1
+    timeout 100 scripts/gpu-examples-check.sh "$BIN" "$OUT/examples" > "$OUT/examples.txt" 2>&1
   rc=$?; echo "examples exit $rc"; status+=("examples exit $rc")
   cat "$OUT/examples.txt" | tail -8
 fi
@@ -57,7 +57,7 @@ if has sd; then
   cp "$BEFORE/model.json" "$OUT/chains/model.json"  # run.sh then skips profiling
   for policy in unco gnet; do
     log "S_d 64 B, $policy, batch 32768, 8 queues"
-    QUEUES=8 BATCH=32768 timeout $((SECS + 60)) bench/chains/run.sh "$BIN" "$OUT/chains" "$SECS" 64 "$policy" sd \
+    QUEUES=8 BATCH=32768 timeout $((SECS + 50)) bench/chains/run.sh "$BIN" "$OUT/chains" "$SECS" 64 "$policy" sd \
       > "$OUT/run-sd-64-$policy.txt" 2>&1 &
     runner=$!
     pid=""
