@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-cuda}
-EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench}
+EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench collect_bench}
 rm -rf .carry/bin && mkdir -p .carry/bin
 for exe in $EXES; do cp "$BUILD/$exe" .carry/bin/; done
 for exe in .carry/bin/*; do

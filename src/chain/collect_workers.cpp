@@ -1,5 +1,6 @@
 #include "chain/collect_workers.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -12,8 +13,13 @@ namespace gpunfv {
 
 CollectWorkers::CollectWorkers(const RuntimeConfig& rc, Release release)
     : rc_(rc), release_(std::move(release)) {
-  for (size_t i = 0; i < rc.nfs.size(); ++i) queues_.push_back(std::make_unique<BlockingQueue<Job>>());
-  for (size_t i = 0; i < rc.nfs.size(); ++i) threads_.emplace_back([this, i] { work(i); });
+  for (size_t nf = 0; nf < rc.nfs.size(); ++nf) {
+    first_worker_.push_back(workers_.size());
+    const uint32_t shards = std::max<uint32_t>(1, rc.nfs[nf]->collect_shards());
+    for (uint32_t s = 0; s < shards; ++s)
+      workers_.push_back(Worker{nf, s, shards, std::make_unique<BlockingQueue<Job>>()});
+  }
+  for (Worker& w : workers_) threads_.emplace_back([this, &w] { work(w); });
 }
 
 CollectWorkers::~CollectWorkers() { finish(); }
@@ -36,12 +42,17 @@ void CollectWorkers::collect_and_wait(Batch* b, const CollectContext& ctx) {
 
 void CollectWorkers::enqueue(Batch* b, const CollectContext& ctx, std::promise<void>* waiter) {
   const Chain& chain = rc_.chains[b->chain];
+  uint32_t jobs = 0;
+  for (uint16_t nf : chain.path) jobs += workers_[first_worker_[nf]].shards;
   {
     std::lock_guard<std::mutex> lk(m_);
-    pending_[b] = Pending{static_cast<uint32_t>(chain.path.size()), waiter};
+    pending_[b] = Pending{jobs, waiter};
   }
-  for (size_t pos = 0; pos < chain.path.size(); ++pos)
-    queues_[chain.path[pos]]->push(Job{b, static_cast<uint8_t>(pos), ctx});
+  for (size_t pos = 0; pos < chain.path.size(); ++pos) {
+    const size_t first = first_worker_[chain.path[pos]];
+    for (uint32_t s = 0; s < workers_[first].shards; ++s)
+      workers_[first + s].queue->push(Job{b, static_cast<uint8_t>(pos), ctx});
+  }
 }
 
 void CollectWorkers::done_one(Batch* b) {
@@ -59,9 +70,12 @@ void CollectWorkers::done_one(Batch* b) {
     release_(b);
 }
 
-void CollectWorkers::work(size_t nf) {
-  set_thread_name(fmt::format("gn-collect-{}", nf));
-  BlockingQueue<Job>& q = *queues_[nf];
+void CollectWorkers::work(Worker& w) {
+  // gn-collect-NF, and gn-collect-NF.S for an NF's further shards.
+  set_thread_name(w.shard ? fmt::format("gn-collect-{}.{}", w.nf, w.shard)
+                          : fmt::format("gn-collect-{}", w.nf));
+  NetworkFunction& nf = *rc_.nfs[w.nf];
+  BlockingQueue<Job>& q = *w.queue;
   for (;;) {
     auto job = q.pop_for(std::chrono::milliseconds(10));
     if (!job) {
@@ -69,9 +83,16 @@ void CollectWorkers::work(size_t nf) {
       continue;
     }
     try {
-      rc_.nfs[nf]->collect(job->batch->view(), job->position, job->ctx);
+      const BatchView b = job->batch->view();
+      if (w.shards == 1) {
+        nf.collect(b, job->position, job->ctx);
+      } else {
+        const uint32_t begin = uint32_t(uint64_t(b.count) * w.shard / w.shards);
+        const uint32_t end = uint32_t(uint64_t(b.count) * (w.shard + 1) / w.shards);
+        nf.collect_range(b, job->position, job->ctx, begin, end, w.shard);
+      }
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpunfv: NF '%s' failed collecting results: %s\n", rc_.nfs[nf]->name().c_str(),
+      std::fprintf(stderr, "gpunfv: NF '%s' failed collecting results: %s\n", nf.name().c_str(),
                    e.what());
       std::_Exit(1);
     }
@@ -80,7 +101,7 @@ void CollectWorkers::work(size_t nf) {
 }
 
 void CollectWorkers::finish() {
-  for (auto& q : queues_) q->close();
+  for (Worker& w : workers_) w.queue->close();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();

@@ -1,9 +1,12 @@
 // NFs' collect() off the egress thread. Egress accounts and transmits a batch, then hands it
 // here: one worker thread per NF runs that NF's collect() for every node of every chain where
 // it sits, in the order egress handed the batches over (so each NF sees a chain's batches in
-// ingress order, on one thread, even when several chains share the NF). The batch is released
-// when every node's collect() is done. At tens of Mpps the NFs' per-packet collect loops
-// (rule hits, alerts, SA counters) were as much work as the egress loop itself.
+// ingress order, on one thread, even when several chains share the NF). An NF whose collect()
+// only counts may ask for shards (NetworkFunction::collect_shards, NIDS without an alert log):
+// it then gets that many threads, each running collect_range() over its share of every batch.
+// The batch is released when every node's collect() is done. At tens of Mpps the NFs'
+// per-packet collect loops (rule hits, alerts, SA counters) were as much work as the egress
+// loop itself.
 //
 // Errors: none of its own; an exception from an NF's collect() is reported on stderr and ends
 // the process (its counters would otherwise be silently short).
@@ -46,12 +49,19 @@ class CollectWorkers {
     uint8_t position;
     CollectContext ctx;
   };
-  void work(size_t nf);
+  // One worker: an NF, and its shard of each batch (of shards; 1: the whole batch).
+  struct Worker {
+    size_t nf;
+    uint32_t shard, shards;
+    std::unique_ptr<BlockingQueue<Job>> queue;
+  };
+  void work(Worker& w);
   void done_one(Batch* b);
 
   const RuntimeConfig& rc_;
   Release release_;
-  std::vector<std::unique_ptr<BlockingQueue<Job>>> queues_;  // one per NF
+  std::vector<Worker> workers_;       // an NF's shards are adjacent
+  std::vector<size_t> first_worker_;  // per NF: its first worker
   std::vector<std::thread> threads_;
   std::mutex m_;
   struct Pending {

@@ -72,6 +72,14 @@ class NetworkFunction {
   // counters. A packet reached this NF if reached_node(b, i, position) (core/batch.h); the NF
   // dropped it if dropped_at_node(b, i, position).
   virtual void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {}
+  // An NF whose collect() only adds up counters (order does not matter) may split it: with
+  // collect_shards() = S > 1 the framework runs, for each batch, collect_range() over S packet
+  // ranges [begin, end) (together covering the batch) on S threads at once, range s with
+  // shard = s; each shard must write only its own counters (the report sums them). S = 1:
+  // collect() alone is called. The answer must not change after prepare().
+  virtual uint32_t collect_shards() const { return 1; }
+  virtual void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
+                             uint32_t begin, uint32_t end, uint32_t shard) {}
   // Whether collect() reads packet bytes (b.data), not only metadata and results, and of which
   // packets (one that reached this NF; results and metadata are readable): for batches whose
   // packets stay in GPU memory (a GPU ring's), egress copies those frames to the host first

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nf/collect_scan.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
@@ -47,7 +48,7 @@ Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, Firewall
       no_match_action_(no_match_action),
       rules_file_(std::move(rules_file)),
       classifier_(rules_),
-      rule_hits_(rules_.size(), 0) {}
+      counts_(kCounterLanes * (rules_.size() + 2), 0) {}
 
 std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
   node.only_keys({"name", "type", "rules", "action", "default"});
@@ -87,28 +88,57 @@ void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
 }
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+  const CollectScan scan(b, result_offset(), kFirewallResultBytes);
+  // Branch-free, one counter per result word (rules, then no match, then not IPv4) in one of
+  // kCounterLanes lanes by packet index: runs of packets hitting one rule (all of the chain
+  // benchmarks' traffic hits one) then increment kCounterLanes counters in turn, not one
+  // whose every increment waits for the one before.
+  const uint32_t rules = uint32_t(rules_.size());
+  const size_t lane_size = rules + 2;
+  uint64_t* counts = counts_.data();
+  for (uint32_t i = 0; i < scan.count(); ++i) {
+    const uint32_t rule = scan.word(i, 0);
+    const uint32_t slot = rule < rules ? rule : rule == kNoRule ? rules : rules + 1;
+    counts[(i % kCounterLanes) * lane_size + slot] += scan.reached(i, position);
+  }
+}
+
+uint64_t Firewall::counted(size_t slot) const {
+  uint64_t n = 0;
+  for (uint32_t l = 0; l < kCounterLanes; ++l) n += counts_[l * (rules_.size() + 2) + slot];
+  return n;
+}
+
+std::vector<uint64_t> Firewall::rule_hits() const {
+  std::vector<uint64_t> hits(rules_.size());
+  for (size_t r = 0; r < hits.size(); ++r) hits[r] = counted(r);
+  return hits;
+}
+
+void Firewall::collect_per_packet(const BatchView& b, uint8_t position) {
   for (uint32_t i = 0; i < b.count; ++i) {
     if (!reached_node(b, i, position)) continue;
     IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);
     const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
                           (uint32_t(r[3]) << 24);
-    if (rule < rule_hits_.size())
-      ++rule_hits_[rule];
+    if (rule < rules_.size())
+      ++counts_[rule];
     else if (rule == kNoRule)
-      ++no_match_;
+      ++counts_[rules_.size()];
     else
-      ++not_ipv4_;
+      ++counts_[rules_.size() + 1];
   }
 }
 
 void Firewall::report(nlohmann::json& j) const {
   nlohmann::json hits = nlohmann::json::object();
-  for (size_t i = 0; i < rule_hits_.size(); ++i)
-    if (rule_hits_[i] != 0) hits[std::to_string(i)] = rule_hits_[i];
+  const std::vector<uint64_t> rule_hit_counts = rule_hits();
+  for (size_t i = 0; i < rule_hit_counts.size(); ++i)
+    if (rule_hit_counts[i] != 0) hits[std::to_string(i)] = rule_hit_counts[i];
   j["rules"] = rules_.size();
   j["rule_hits"] = std::move(hits);
-  j["no_match"] = no_match_;
-  j["not_ipv4"] = not_ipv4_;
+  j["no_match"] = no_match();
+  j["not_ipv4"] = not_ipv4();
 }
 
 std::string Firewall::command(std::string_view cmd) const {

@@ -51,6 +51,9 @@ class Firewall final : public NetworkFunction {
 #endif
   uint32_t result_bytes() const override { return kFirewallResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // The plain per-packet loop collect() replaced (one bounds-checked record read and one
+  // counter increment per packet): the reference tests and bench/collect_bench compare it with.
+  void collect_per_packet(const BatchView& b, uint8_t position);
   void report(nlohmann::json& j) const override;
   // "describe", or "match SRC DST PROTO SPORT DPORT" (the rule a 5-tuple matches).
   std::string command(std::string_view cmd) const override;
@@ -66,19 +69,22 @@ class Firewall final : public NetworkFunction {
   FirewallView host_view() const;
 
   // Counted by collect().
-  const std::vector<uint64_t>& rule_hits() const { return rule_hits_; }
-  uint64_t no_match() const { return no_match_; }
-  uint64_t not_ipv4() const { return not_ipv4_; }
+  std::vector<uint64_t> rule_hits() const;
+  uint64_t no_match() const { return counted(rules_.size()); }
+  uint64_t not_ipv4() const { return counted(rules_.size() + 1); }
 
  private:
+  static constexpr uint32_t kCounterLanes = 4;
+  uint64_t counted(size_t slot) const;  // summed over the lanes
+
   std::vector<FiveTupleRule> rules_;
   std::vector<long> rule_lines_;     // file line of each rule, for messages
   std::vector<uint8_t> rule_drops_;  // 1: the rule's action is drop
   FirewallAction no_match_action_;
   std::string rules_file_;
   BitVectorClassifier classifier_;
-  std::vector<uint64_t> rule_hits_;
-  uint64_t no_match_ = 0, not_ipv4_ = 0;
+  // What collect() counted: kCounterLanes lanes of (hits per rule, no match, not IPv4).
+  std::vector<uint64_t> counts_;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint8_t> device_rule_drops_;
   BitVectorClassifierRef device_classifier_{};

@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "nf/collect_scan.h"
 #include "nf/ipsec/esp_order.h"
 #include "nf/run_per_packet.h"
 
@@ -164,6 +165,21 @@ void IpsecGateway::prepare(Backend backend) {
 }
 
 void IpsecGateway::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+  const CollectScan scan(b, result_offset(), esp::kRecordBytes);
+  // Branch-free: packets this NF passed on count for their SA (their records are this
+  // batch's); the others, and bypassed ones (kNoSa), count in a last slot that is dropped.
+  const uint32_t sas = uint32_t(sa_packets_.size());
+  sa_scratch_.assign(sas + 1, 0);
+  uint64_t* counts = sa_scratch_.data();
+  for (uint32_t i = 0; i < scan.count(); ++i) {
+    const bool passed = scan.reached(i, position) & !scan.dropped_at(i, position);
+    const uint32_t sa = scan.word(i, 0);
+    ++counts[passed && sa < sas ? sa : sas];
+  }
+  for (uint32_t s = 0; s < sas; ++s) sa_packets_[s] += counts[s];
+}
+
+void IpsecGateway::collect_per_packet(const BatchView& b, uint8_t position) {
   const uint32_t offset = result_offset();
   for (uint32_t i = 0; i < b.count; ++i) {
     // Packets this NF passed on; their records are this batch's.

@@ -70,6 +70,9 @@ class IpsecGateway final : public NetworkFunction {
     return direction_ == IpsecDirection::outbound ? esp::kMaxGrowth : 0;
   }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // The plain per-packet loop collect() replaced: the reference tests and bench/collect_bench
+  // compare it with.
+  void collect_per_packet(const BatchView& b, uint8_t position);
   void report(nlohmann::json& j) const override;
   // "describe", or "sas": one line per SA (SPI, endpoints, prefix, packets; never keys).
   std::string command(std::string_view cmd) const override;
@@ -89,6 +92,7 @@ class IpsecGateway final : public NetworkFunction {
   esp::SaTable table_;
   mutable esp::IngressOrder order_;   // CPU backend: ordered steps in ingress order
   std::vector<uint64_t> sa_packets_;  // per SA: packets this NF passed, from collect()
+  std::vector<uint64_t> sa_scratch_;  // collect(): this batch's counts, then a sink slot
 #if GPUNFV_HAVE_CUDA
   struct GpuStateDeleter {
     void operator()(GpuState* s) const;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/config_node.h"
+#include "nf/collect_scan.h"
 #include "nf/network_function.h"
 #include "nf/nids/alert_log.h"
 #include "nf/nids/nids_logic.h"
@@ -33,6 +34,13 @@
 #include "nf/nids/rules_file.h"
 
 namespace gpunfv {
+
+// collect()'s first pass: writes to out (room for end - begin indices) the packets of
+// [begin, end) that reached chain node `position` and for which at least one rule fired (the
+// record's `fired` word at result_offset), in packet order; returns how many. Reads 4 bytes of
+// each packet's record.
+uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t result_offset,
+                               uint32_t begin, uint32_t end, uint32_t* out);
 
 class Nids final : public NetworkFunction {
  public:
@@ -59,6 +67,14 @@ class Nids final : public NetworkFunction {
 #endif
   uint32_t result_bytes() const override { return kNidsResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // Without an alert log collect() only counts, in any order: kCollectShards threads share it.
+  static constexpr uint32_t kCollectShards = 2;
+  uint32_t collect_shards() const override;
+  void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
+                     uint32_t begin, uint32_t end, uint32_t shard) override;
+  // The plain per-packet loop collect() replaced (every packet's whole record loaded): the
+  // reference tests and bench/collect_bench compare it with (same counters, same log lines).
+  void collect_per_packet(const BatchView& b, uint8_t position, const CollectContext& ctx);
   // The alert log names addresses and ports read from the frames of alerted packets.
   bool collect_reads_frames() const override { return !options_.alerts_path.empty(); }
   bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const override;
@@ -73,9 +89,9 @@ class Nids final : public NetworkFunction {
   NidsView host_view() const { return NidsView{matcher_.ref(), result_offset(), drop_}; }
 
   // Totals collect() has counted so far.
-  uint64_t alerts() const { return alerts_; }
-  uint64_t alerts_not_logged() const { return alerts_not_logged_; }
-  uint64_t packets_alerted() const { return packets_alerted_; }
+  uint64_t alerts() const;
+  uint64_t alerts_not_logged() const;
+  uint64_t packets_alerted() const;
 
  private:
 #if GPUNFV_HAVE_CUDA
@@ -88,8 +104,16 @@ class Nids final : public NetworkFunction {
   RuleMatcher matcher_;
   std::vector<std::string> msg_json_;  // per rule, json_quote()d once
   std::unique_ptr<AlertLog> log_;
-  uint64_t alerts_ = 0, alerts_not_logged_ = 0, packets_alerted_ = 0;
-  std::vector<uint64_t> alerts_by_rule_;
+  // What collect() counted, per shard (collect_range's `shard`; one writer each), summed when read.
+  struct alignas(64) CollectCounts {
+    uint64_t alerts = 0, not_logged = 0, packets_alerted = 0;
+    std::vector<uint64_t> by_rule;  // alerts per rule index, then a slot for stray indices
+    std::vector<uint32_t> alerted;  // scratch: the alerting packets of the range being collected
+  };
+  std::vector<CollectCounts> counts_;
+  void count(const CollectScan& scan, CollectCounts& c, uint32_t n);
+  void count_and_log(const BatchView& b, const CollectScan& scan, CollectCounts& c, uint32_t n,
+                     const CollectContext& ctx);
 #if GPUNFV_HAVE_CUDA
   NidsView device_view_{};
   size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
