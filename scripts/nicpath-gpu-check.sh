@@ -4,7 +4,7 @@
 #   1. unit tests: the 82599 register plan, the sysfs precheck, the nic: config, RingSet's
 #      bind_nic on device rings (RingSetNicBindOnDevice: must run, not skip), and the GPU ring
 #      tests on the device again, since the GPU side's register map now covers 128 queues;
-#   2. gpunfv run examples/gpuring-nic-router.yaml --backend gpu: must stop with exit status 2
+#   2. gpunfv run examples/gpuring-nic-router.yaml --backend gpu --duration 5: must stop with exit status 2
 #      and one error at the nic: line naming what is missing (no such PCI device here), no crash;
 #   3. gpunfv run examples/gpuring-router.yaml --backend gpu: the emulated path still runs.
 # Writes OUT_DIR/{device.txt, unit-tests.txt, nic-run.txt, emulated-run.txt}. Timeouts add up to
@@ -39,8 +39,8 @@ if grep -qE "SKIPPED \].*(OnDevice)" "$OUT/unit-tests.txt"; then
   result[unit]="FAILED (device tests skipped)"
 fi
 
-log "gpunfv run examples/gpuring-nic-router.yaml --backend gpu (no NIC: must stop with the reason)"
-timeout 30 "$BIN/gpunfv" run examples/gpuring-nic-router.yaml --backend gpu > "$OUT/nic-run.txt" 2>&1
+log "gpunfv run examples/gpuring-nic-router.yaml --backend gpu --duration 5 (no NIC: must stop with the reason)"
+timeout 30 "$BIN/gpunfv" run examples/gpuring-nic-router.yaml --backend gpu --duration 5 > "$OUT/nic-run.txt" 2>&1
 rc=$?
 cat "$OUT/nic-run.txt"
 if [[ $rc -eq 2 ]] && grep -q "gpuring-nic-router.yaml:13: nic: " "$OUT/nic-run.txt"; then

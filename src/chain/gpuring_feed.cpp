@@ -74,6 +74,15 @@ void GpuRingFeed::check_config(const RuntimeConfig& rc, Backend backend) {
   if (device_rings) gpuring::request_persistent_kernel_environment();
 }
 
+void GpuRingFeed::check_run_ends(const RuntimeConfig& rc, double duration_s) {
+  if (duration_s > 0) return;
+  for (const auto& p : rc.ports)
+    if (const auto* port = dynamic_cast<const GpuRingPort*>(p.get()); port && port->config().real_nic())
+      throw ConfigError(port->config().nic_where,
+                        "gpuring port '" + port->name() + "': nic: a real NIC has no end of input; give the run "
+                        "a --duration SECONDS (its rings are then stopped and the NIC detached)");
+}
+
 GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape, Backend backend)
     : rc_(rc), port_id_(port_id), port_(dynamic_cast<GpuRingPort&>(*rc.ports[port_id])) {
   check_config(rc, backend);

@@ -39,7 +39,7 @@
 // With `nic:` (a real 82599, io/gpuring/dpdk_nic.h) there is no emulator, source or sink: the
 // NIC is attached to the device rings before the loops start (its preconditions are checked
 // before any GPU memory is taken) and detached after they exit; the run ends at its deadline
-// (--duration) or on a signal. Untested: no NIC can DMA into GPU memory on our machines.
+// (--duration, required: check_run_ends). Untested: no NIC can DMA into GPU memory on our machines.
 //
 // Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
 // mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -
@@ -78,6 +78,8 @@ class GpuRingFeed {
   // placement: device on the CPU backend. Call before CUDA starts: with device rings on the
   // GPU backend it also asks for eager kernel loading.
   static void check_config(const RuntimeConfig& rc, Backend backend);
+  // A real NIC (nic:) has no end of input: its run needs --duration (ConfigError otherwise).
+  static void check_run_ends(const RuntimeConfig& rc, double duration_s);
   // Where the port's rings live on `backend`.
   static gpuring::Placement placement_on(const GpuRingPort& port, Backend backend);
 

@@ -31,7 +31,7 @@ chains:
 def test_absent_nic_is_named(gpunfv, tmp_path, backend):
     # Domain ffff does not exist on an ordinary machine.
     config = nic_config(tmp_path, "ffff:fe:1f.7")
-    proc = run_gpunfv(gpunfv, "run", config, "--backend", backend, timeout=30)
+    proc = run_gpunfv(gpunfv, "run", config, "--backend", backend, "--duration", "1", timeout=30)
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stderr}"
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("gpunfv: error: "), line
@@ -43,9 +43,15 @@ def test_absent_nic_is_named(gpunfv, tmp_path, backend):
 def test_example_stops_with_the_reason(gpunfv, tmp_path):
     text = (REPO / "examples" / "gpuring-nic-router.yaml").read_text()
     text = text.replace("../out/", f"{tmp_path}/").replace("../data/", f"{REPO / 'data'}/")
-    proc = run_gpunfv(gpunfv, "run", config_file(tmp_path, text), "--backend", "gpu", timeout=30)
+    config = config_file(tmp_path, text)
+    proc = run_gpunfv(gpunfv, "run", config, "--backend", "gpu", "--duration", "1", timeout=30)
     assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stderr}"
-    assert "nic: " in proc.stderr, proc.stderr
+    assert f"{config}:13: nic: " in proc.stderr, proc.stderr
+    # Without --duration the run could never end: said before anything else is tried.
+    proc = run_gpunfv(gpunfv, "run", config, "--backend", "gpu", timeout=30)
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stderr}"
+    line = proc.stderr.strip().splitlines()[-1]
+    assert f"{config}:13:" in line and "--duration" in line, line
 
 
 def test_bad_address(gpunfv, tmp_path):
@@ -57,3 +63,18 @@ def test_emulator_settings_are_refused(gpunfv, tmp_path):
                         "NIC emulator setting")
     expect_config_error(gpunfv, nic_config(tmp_path, "0000:03:00.0", "    slot_bytes: 1536\n"), ":5:",
                         "multiple of 1024")
+
+
+def test_forward_side_is_refused(gpunfv, tmp_path):
+    config = config_file(tmp_path, """\
+ports:
+  - name: a
+    type: gpuring
+    nic: 0000:03:00.0
+  - name: b
+    type: gpuring
+    sink: {type: "discard"}
+forward:
+  - {from: a, to: b}
+""")
+    expect_config_error(gpunfv, config, ":4:", "chain's from: only")
