@@ -42,7 +42,8 @@ namespace gpunfv::gpuring {
 // Where the rings lie for the NIC when the ring memory is at bus address `bus_of_memory`.
 ixgbe::NicRingLayout nic_ring_layout(const RingSet& rings, uint64_t bus_of_memory);
 
-// The page-aligned span covering [va, va + bytes) that is registered and DMA-mapped.
+// The page-aligned span covering [va, va + bytes) that is registered and DMA-mapped (its edges
+// may hold bytes of neighbouring allocations; the NIC is only ever given addresses inside).
 struct DmaWindow {
   uint64_t va = 0;
   uint64_t bytes = 0;
