@@ -169,7 +169,9 @@ std::unique_ptr<DpdkNic> DpdkNic::attach(const GpuRingConfig& cfg, RingSet& ring
   s.port_started = true;
   rte_eth_promiscuous_enable(s.port);  // best effort: a port that refuses still receives its own MAC
 
-  // 3. BAR0 for the host and the GPU.
+  // 3. BAR0 for the host and the GPU. DPDK's own mapping (rte_pci_device::mem_resource[0]) is
+  // behind a driver-only header (bus_pci_driver.h) that distributions do not install; sysfs
+  // resource0 maps the same registers.
   const std::string res0 = "/sys/bus/pci/devices/" + s.address + "/resource0";
   s.bar_fd = open(res0.c_str(), O_RDWR | O_SYNC);
   struct stat st {};
