@@ -32,7 +32,10 @@ if(GPUNFV_DPDK_PORT AND DPDK_FOUND)
   endforeach()
   if(ok)
     set(GPUNFV_HAVE_DPDK_PORT 1)
-    set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_port.cpp PROPERTIES
+    # The dpdk port, the EAL start they share with a gpuring port's real NIC, and that NIC.
+    set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_port.cpp
+                                ${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_eal.cpp
+                                ${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/dpdk_nic.cpp PROPERTIES
       INCLUDE_DIRECTORIES "${DPDK_INCLUDE_DIRS}"
       COMPILE_OPTIONS "${DPDK_CFLAGS_OTHER};-Wno-volatile")
     target_link_libraries(gpunfv_lib PUBLIC ${link} numa bsd -lpcap Threads::Threads

@@ -72,6 +72,7 @@ class Pipeline {
     }
     // Before any CUDA call: a gpuring port's unsupported combinations, and eager kernel
     // loading where a persistent ring kernel will run beside the chain's (gpuring_feed.h).
+    GpuRingFeed::check_run_ends(rc, opt.duration_s);
     GpuRingFeed::check_config(rc, opt.backend);
     // The GPU stage first: it checks that a device exists before NFs upload tables to it.
     if (opt.backend == Backend::gpu) {

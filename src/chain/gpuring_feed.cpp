@@ -52,6 +52,9 @@ void GpuRingFeed::check_config(const RuntimeConfig& rc, Backend backend) {
     bool feeds = false;
     for (const Chain& c : rc.chains) feeds = feeds || c.from == p;
     if (!feeds) continue;
+    // A real NIC's preconditions first (no such device, not vfio-pci, no DPDK or CUDA in this
+    // build): the most basic thing missing is named before anything else.
+    if (cfg.real_nic()) gpuring::DpdkNic::precheck(cfg);
     const gpuring::Placement where = placement_on(*port, backend);
     if (backend == Backend::cpu && where == gpuring::Placement::device)
       throw ConfigError(cfg.placement_where,
@@ -63,9 +66,21 @@ void GpuRingFeed::check_config(const RuntimeConfig& rc, Backend backend) {
                         "gpuring port '" + port->name() + "': placement: host runs on the CPU backend "
                         "only (the GPU backend takes ring batches where they lie, in GPU memory); use "
                         "placement: device or auto with --backend gpu");
+    if (cfg.real_nic() && where != gpuring::Placement::device)
+      throw ConfigError(cfg.nic_where, "gpuring port '" + port->name() + "': nic: a real NIC DMAs into rings in GPU "
+                                       "memory: it needs --backend gpu (placement: device or auto)");
     device_rings = device_rings || where == gpuring::Placement::device;
   }
   if (device_rings) gpuring::request_persistent_kernel_environment();
+}
+
+void GpuRingFeed::check_run_ends(const RuntimeConfig& rc, double duration_s) {
+  if (duration_s > 0) return;
+  for (const auto& p : rc.ports)
+    if (const auto* port = dynamic_cast<const GpuRingPort*>(p.get()); port && port->config().real_nic())
+      throw ConfigError(port->config().nic_where,
+                        "gpuring port '" + port->name() + "': nic: a real NIC has no end of input; give the run "
+                        "a --duration SECONDS (its rings are then stopped and the NIC detached)");
 }
 
 GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& shape, Backend backend)
@@ -75,15 +90,7 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
   const std::string where = cfg.where + ": port '" + port_.name() + "'";
   const gpuring::Placement placement = placement_on(port_, backend);
   device_ = placement == gpuring::Placement::device;
-  source_ = port_.inline_source() ? port_.inline_source() : port_named(rc, cfg.source_name);
-  if (!source_) throw ConfigError(where, "source: unknown port '" + cfg.source_name + "'");
-  if (!source_->has_rx()) throw ConfigError(where, "source: port '" + source_->name() + "' has no rx side");
-  if (port_.inline_sink()) sink_ = port_.inline_sink();
-  else if (!cfg.sink_name.empty()) {
-    sink_ = port_named(rc, cfg.sink_name);
-    if (!sink_) throw ConfigError(where, "sink: unknown port '" + cfg.sink_name + "'");
-    if (!sink_->has_tx()) throw ConfigError(where, "sink: port '" + sink_->name() + "' has no tx side");
-  }
+  if (!cfg.real_nic()) resolve_endpoints(rc, cfg, where);  // check_config prechecked a real NIC
 
   rings_ = std::make_unique<gpuring::RingSet>(cfg.rings, placement);
   const gpuring::RingParams& p = rings_->params();
@@ -92,12 +99,16 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
   const uint32_t per_ring = std::max<uint32_t>(2, rc.settings.batches / p.rings);
   batches_ = std::make_unique<gpuring::RingBatches>(
       *rings_, capacity, per_ring, uint64_t(rc.settings.batch_timeout_us) * 1000, shape.result_stride);
-  dma_ = device_ ? gpuring::make_cuda_dma_engine(cfg.batched_dma) : gpuring::make_host_dma_engine();
-  gpuring::NicEmulatorConfig nc;
-  nc.rate_pps = cfg.rate_pps;
-  nc.burst = cfg.burst;
-  nc.flow_control = cfg.flow_control;
-  nic_ = std::make_unique<gpuring::NicEmulator>(*rings_, *source_, sink_, *dma_, nc);
+  if (cfg.real_nic()) {
+    real_nic_ = gpuring::DpdkNic::attach(cfg, *rings_);
+  } else {
+    dma_ = device_ ? gpuring::make_cuda_dma_engine(cfg.batched_dma) : gpuring::make_host_dma_engine();
+    gpuring::NicEmulatorConfig nc;
+    nc.rate_pps = cfg.rate_pps;
+    nc.burst = cfg.burst;
+    nc.flow_control = cfg.flow_control;
+    nic_ = std::make_unique<gpuring::NicEmulator>(*rings_, *source_, sink_, *dma_, nc);
+  }
   for (uint32_t i = 0; i < p.rings * per_ring; ++i) {
     // Device placement: the handle holds the pinned host copy of the batch's metadata, in the
     // ring batches' own layout (the GPU stage downloads into it).
@@ -125,6 +136,18 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
   }
 }
 
+void GpuRingFeed::resolve_endpoints(RuntimeConfig& rc, const gpuring::GpuRingConfig& cfg, const std::string& where) {
+  source_ = port_.inline_source() ? port_.inline_source() : port_named(rc, cfg.source_name);
+  if (!source_) throw ConfigError(where, "source: unknown port '" + cfg.source_name + "'");
+  if (!source_->has_rx()) throw ConfigError(where, "source: port '" + source_->name() + "' has no rx side");
+  if (port_.inline_sink()) sink_ = port_.inline_sink();
+  else if (!cfg.sink_name.empty()) {
+    sink_ = port_named(rc, cfg.sink_name);
+    if (!sink_) throw ConfigError(where, "sink: unknown port '" + cfg.sink_name + "'");
+    if (!sink_->has_tx()) throw ConfigError(where, "sink: port '" + sink_->name() + "' has no tx side");
+  }
+}
+
 GpuRingFeed::~GpuRingFeed() {
   if (device_ && gpu_runner_ && !finished_) stop_device_loops();
   if (runner_ && !finished_) rings_->request_abort();
@@ -149,8 +172,10 @@ void GpuRingFeed::stop_device_loops() {
 }
 
 std::string GpuRingFeed::state() const {
-  std::string s = fmt::format("port '{}': NIC rx {} ({}); {} batches out in the chain; {}", port_.name(),
-                              nic_->rx_finished() ? "finished" : "NOT finished", nic_->live_state(),
+  const std::string nic = nic_ ? fmt::format("NIC rx {} ({})", nic_->rx_finished() ? "finished" : "NOT finished",
+                                             nic_->live_state())
+                               : real_nic_->describe();
+  std::string s = fmt::format("port '{}': {}; {} batches out in the chain; {}", port_.name(), nic,
                               __atomic_load_n(&outstanding_, __ATOMIC_RELAXED), rings_->describe_registers());
   const LateCudaSetup late = late_cuda_setup();
   if (late.calls > late_setup_before_)
@@ -165,7 +190,7 @@ void GpuRingFeed::start() {
     clock_ = gpuring::host_ring_clock_offsets();
     batches_->set_clock_offsets(clock_.to_monotonic_ns, clock_.to_unix_ns);
     runner_ = std::make_unique<gpuring::HostRingBatchRunner>(*rings_, *batches_, port_id_);
-    nic_->start();
+    nic_->start();  // host placement is emulated only (a real NIC needs device rings)
     return;
   }
   watchdog_ = std::make_unique<gpuring::HangWatchdog>([this] { return state(); });
@@ -187,7 +212,7 @@ void GpuRingFeed::start() {
                  port_.name().c_str(), static_cast<unsigned long long>(streams_), queues_);
   gpu_runner_ = gpuring::launch_gpu_ring_batch_runner(*rings_, *batches_, port_id_);
   watchdog_->disarm();
-  nic_->start();
+  if (nic_) nic_->start();
 }
 
 Batch* GpuRingFeed::take(bool stop_now, bool& finished, uint64_t& bytes) {
@@ -203,7 +228,7 @@ Batch* GpuRingFeed::take(bool stop_now, bool& finished, uint64_t& bytes) {
   gpuring::RingBatches::Ready r;
   bool got = batches_->take_ready(r);
   if (!got) {
-    if (!stop_requested_ && nic_->rx_finished()) {
+    if (!stop_requested_ && nic_ && nic_->rx_finished()) {
       rings_->request_stop();  // the NIC delivered its last frame: rx drains and publishes
       stop_requested_ = true;
     }
@@ -289,6 +314,7 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
     runner_->join();
   }
   finished_ = true;
+  if (!nic_) return finish_real_nic(drained);
   nic_->join();
   const gpuring::NicStats& s = nic_->stats();
   const uint64_t nic_drops = s.drops_ring_full + s.drops_oversize;
@@ -340,6 +366,18 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
                           late.calls - late_setup_before_, late.first);
   }
   return line + "; slots audited ok";
+}
+
+std::string GpuRingFeed::finish_real_nic(bool drained) {
+  // The real NIC's own drops (missed packets, per-queue drops) are in its statistics registers,
+  // which DPDK's ethdev reads (rte_eth_stats_get); they are not yet added to the port's counters.
+  const gpuring::BatchHoldings held = batches_->holdings();
+  const gpuring::SlotAudit a = rings_->audit(&held);
+  if (!a.ok()) throw std::runtime_error("gpuring port '" + port_.name() + "': slot audit failed: " + a.describe());
+  uint64_t batches = 0;
+  for (const auto& c : batches_->counters()) batches += c.published;
+  return fmt::format("gpuring {} ({} rings, placement device): {} batches; {}{}; slots audited ok", port_.name(),
+                     rings_->params().rings, batches, real_nic_->describe(), drained ? "" : "; drain ABORTED");
 }
 
 }  // namespace gpunfv

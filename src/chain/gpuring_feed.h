@@ -36,6 +36,11 @@
 // progress, the drain) runs under a HangWatchdog that ends the process with the ring registers,
 // the NIC emulator's progress and those late calls.
 //
+// With `nic:` (a real 82599, io/gpuring/dpdk_nic.h) there is no emulator, source or sink: the
+// NIC is attached to the device rings before the loops start (its preconditions are checked
+// before any GPU memory is taken) and detached after they exit; the run ends at its deadline
+// (--duration, required: check_run_ends). Untested: no NIC can DMA into GPU memory on our machines.
+//
 // Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
 // mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -
 // rx_ns; wire_ns (the capture time a pcap sink writes) is the same moment in UNIX time.
@@ -54,6 +59,7 @@
 #include "chain/runtime_config.h"
 #include "gpu/device_preflight.h"
 #include "io/gpuring/dma_engine.h"
+#include "io/gpuring/dpdk_nic.h"
 #include "io/gpuring/gpu_ring_batch_runner.h"
 #include "io/gpuring/hang_watchdog.h"
 #include "io/gpuring/host_ring_batch_runner.h"
@@ -72,6 +78,8 @@ class GpuRingFeed {
   // placement: device on the CPU backend. Call before CUDA starts: with device rings on the
   // GPU backend it also asks for eager kernel loading.
   static void check_config(const RuntimeConfig& rc, Backend backend);
+  // A real NIC (nic:) has no end of input: its run needs --duration (ConfigError otherwise).
+  static void check_run_ends(const RuntimeConfig& rc, double duration_s);
   // Where the port's rings live on `backend`.
   static gpuring::Placement placement_on(const GpuRingPort& port, Backend backend);
 
@@ -111,6 +119,8 @@ class GpuRingFeed {
 
  private:
   std::string state() const;  // host-visible state for the watchdog (safe while kernels hang)
+  void resolve_endpoints(RuntimeConfig& rc, const gpuring::GpuRingConfig& cfg, const std::string& where);
+  std::string finish_real_nic(bool drained);
   void stop_device_loops();   // destructor: abort the kernel, or end the process if it hangs
 
   RuntimeConfig& rc_;
@@ -120,6 +130,7 @@ class GpuRingFeed {
   Port* source_ = nullptr;
   Port* sink_ = nullptr;
   std::unique_ptr<gpuring::RingSet> rings_;
+  std::unique_ptr<gpuring::DpdkNic> real_nic_;  // nic: set; detached before rings_ is freed
   std::unique_ptr<gpuring::RingBatches> batches_;
   std::unique_ptr<gpuring::DmaEngine> dma_;
   std::unique_ptr<gpuring::NicEmulator> nic_;

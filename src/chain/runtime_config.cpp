@@ -107,6 +107,12 @@ void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
       port_nodes[i]["type"].fail("gpuring port '" + rc.ports[i]->name() + "' feeds a chain and is a forward's "
                                  "to: both would drive its NIC's tx into one sink");
     const auto& cfg = dynamic_cast<const GpuRingPort&>(*rc.ports[i]).config();
+    if (cfg.real_nic()) {
+      if (!feeds_chain)
+        throw ConfigError(cfg.nic_where, "nic: gpuring port '" + rc.ports[i]->name() + "' on a real NIC runs as a "
+                                         "chain's from: only (a forward between gpuring ports drives emulated NICs)");
+      continue;  // the NIC receives and sends itself: no source: or sink:
+    }
     if (receives && !cfg.has_source())
       port_nodes[i].fail("gpuring port '" + rc.ports[i]->name() +
                          "' needs source: (a port name or an inline pcap/generator port): its NIC "

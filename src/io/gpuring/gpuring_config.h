@@ -28,8 +28,13 @@ struct GpuRingConfig {
   // a forward's target has none): chain/runtime_config.cpp checks that.
   std::string source_name, sink_name;
   std::optional<ConfigNode> source_spec, sink_spec;
+  // A real 82599 instead of the emulator (dpdk_nic.h): its canonical PCI address, the nic:
+  // line, and the port's node (its eal: list starts DPDK's EAL). Empty: the NIC is emulated.
+  std::string nic, nic_where;
+  std::optional<ConfigNode> port_node;
 
   bool has_source() const { return !source_name.empty() || source_spec.has_value(); }
+  bool real_nic() const { return !nic.empty(); }
   // Throws ConfigError naming the file:line of a bad key or value.
   static GpuRingConfig parse(const ConfigNode& node);
 };

@@ -42,6 +42,11 @@ bool GpuRingPort::tx(const BatchView&, uint32_t) {
 
 std::string GpuRingPort::describe() const {
   const auto& p = config_.rings;
+  if (config_.real_nic())
+    return fmt::format("gpuring rings={} ring_size={} slot_bytes={} tail_batch={} tail_timeout_ns={} tx_writeback={} "
+                       "nic={} (a real 82599 through DPDK)",
+                       p.rings, p.ring_size, p.slot_bytes, p.tail_batch, p.tail_timeout_ns,
+                       p.tx_writeback ? "on" : "off", config_.nic);
   return fmt::format(
       "gpuring rings={} ring_size={} slot_bytes={} tail_batch={} tail_timeout_ns={} tx_writeback={} "
       "placement={} rate={} source={} sink={} (NIC emulated)",

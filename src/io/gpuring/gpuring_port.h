@@ -5,7 +5,7 @@
 //
 //   - name: gr0
 //     type: gpuring
-//     rings: 4               # rx/tx ring pairs (1..64), one kernel block per ring and side
+//     rings: 4               # rx/tx ring pairs (1..64; 128 with nic:), one kernel block per ring and side
 //     ring_size: 512         # descriptors per ring, a power of two (8..8192)
 //     slot_bytes: 2048       # bytes per packet slot, a multiple of 64 (128..16384)
 //     slots_per_ring: 1536   # slots per ring pair (> ring_size; default 3 x ring_size)
@@ -20,6 +20,10 @@
 //     dma: batch             # emulator copies: batch (cudaMemcpyBatchAsync) or single
 //     flow_control: false    # emulator pauses instead of dropping when a ring is full
 //     burst: 32              # frames the emulator takes from the source per step
+//     nic: 0000:03:00.0      # instead of the emulator (source, sink, rate, dma, flow_control,
+//     eal: [-a, 0000:03:00.0]  # burst refused): a real 82599 bound to vfio-pci, set up through
+//                            # DPDK (eal: its EAL options); rings up to 128, slot_bytes a
+//                            # multiple of 1024; see dpdk_nic.h (compiles, never run: no NIC)
 //
 // State of integration: RingSession runs it with an inline NF hook (bench/gpuring_bench); as a
 // chain's `from:` the executor drives it in batch mode (chain/gpuring_feed.h: placement: host on

@@ -80,7 +80,7 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   total_bytes_ = l.total;
 
   // Registers and flags: mapped pinned memory on the GPU path, plain memory otherwise.
-  if (p.rings > kMaxQueues) throw std::invalid_argument("at most 64 rings (the 82599's queue registers)");
+  if (p.rings > kMaxQueues) throw std::invalid_argument("at most 128 rings (the 82599's queue registers)");
   const size_t mapped_bytes = kBarBytes + sizeof(RunFlags) + sizeof(RingDone) * p.rings;
   uint8_t* dev_bar = nullptr;
   RunFlags* dev_flags = nullptr;
@@ -145,7 +145,7 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   // The emulator's copy engine addresses slots by their (device or host) virtual address; a
   // real NIC would get the bus address the GPU memory was pinned at (docs/DESIGN.md).
   v.bus_base = reinterpret_cast<uint64_t>(v.slots);
-  v.bar = dev_bar;
+  v.bar = emulated_bar_dev_ = dev_bar;
   v.flags = dev_flags;
   v.done = dev_done;
 
@@ -159,6 +159,27 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
     GPUNFV_CUDA(e);
   }
 #endif
+}
+
+void RingSet::bind_nic(uint64_t bus_of_memory, uint8_t* device_bar, uint8_t* host_bar) {
+  if (where_ != Placement::device) throw std::logic_error("RingSet::bind_nic: a NIC DMAs into device placement only");
+#if GPUNFV_HAVE_CUDA
+  const Layout l(view_.p);
+  view_.bus_base = bus_of_memory + l.slots;
+  view_.bar = device_bar;
+  host_bar_ = host_bar;
+  uint8_t* image = static_cast<uint8_t*>(aligned_zeroed(l.meta_bytes));
+  build_initial_state(image, l);
+  cudaError_t e = cudaMemcpy(base_, image, l.meta_bytes, cudaMemcpyHostToDevice);
+  std::free(image);
+  GPUNFV_CUDA(e);
+#endif
+}
+
+void RingSet::unbind_nic() {
+  view_.bus_base = reinterpret_cast<uint64_t>(view_.slots);
+  view_.bar = emulated_bar_dev_;
+  host_bar_ = static_cast<uint8_t*>(mapped_);
 }
 
 void RingSet::build_initial_state(uint8_t* image, const Layout& l) const {

@@ -73,6 +73,17 @@ class RingSet {
   // word, and per ring RDH/RDT/TDH/TDT and the done flags.
   std::string describe_registers() const;
 
+  // A real NIC (dpdk_nic.h), before the loops start: the ring memory (memory(), memory_bytes())
+  // is mapped for the NIC's DMA at bus address `bus_of_memory`, and `device_bar`/`host_bar` are
+  // its BAR0 as the GPU and the host map it. Re-arms every rx descriptor with the slots' bus
+  // addresses; programming the NIC's registers is the caller's. Device placement only
+  // (std::logic_error otherwise). unbind_nic() goes back to the emulated BAR (before the BAR
+  // is unmapped, so describe_registers never reads a stale mapping).
+  uint8_t* memory() const { return base_; }
+  size_t memory_bytes() const { return total_bytes_; }
+  void bind_nic(uint64_t bus_of_memory, uint8_t* device_bar, uint8_t* host_bar);
+  void unbind_nic();
+
   RingSnapshot snapshot() const;
   // Only meaningful once the loops have exited. In batch mode pass RingBatches::holdings().
   SlotAudit audit(const BatchHoldings* batches = nullptr) const;
@@ -95,6 +106,7 @@ class RingSet {
   size_t total_bytes_ = 0;
   void* mapped_ = nullptr;       // registers + flags, host side
   uint8_t* host_bar_ = nullptr;
+  uint8_t* emulated_bar_dev_ = nullptr;  // the emulated BAR, GPU side (what unbind_nic restores)
   RunFlags* host_flags_ = nullptr;
   RingDone* host_done_ = nullptr;
 };

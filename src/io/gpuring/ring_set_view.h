@@ -18,15 +18,17 @@
 namespace gpunfv::gpuring {
 
 // The 82599's queue registers, at their BAR0 offsets (datasheet 8.2.3.8 and 8.2.3.9; queues
-// 0..63, 0x40 apart). The emulated BAR is host memory laid out the same way, so the GPU side
-// would write a real NIC's BAR mapped into its address space unchanged.
+// 0x40 apart; rx queues 64..127 in a second bank at 0x0D000). The emulated BAR is host memory
+// laid out the same way, so the GPU side writes a real NIC's BAR0, mapped into its address
+// space (dpdk_nic.h), unchanged. nic_82599_plan.h holds the full register map.
 inline constexpr uint32_t kRegRdh = 0x01010;  // rx head: next descriptor the NIC fills
 inline constexpr uint32_t kRegRdt = 0x01018;  // rx tail: the NIC owns descriptors [RDH, RDT)
 inline constexpr uint32_t kRegTdh = 0x06010;  // tx head: next descriptor the NIC sends
 inline constexpr uint32_t kRegTdt = 0x06018;  // tx tail: one past the last descriptor posted
+inline constexpr uint32_t kRxHighBank = 0x0D000 - 0x01000;  // rx queues 64.. : their bank's distance
 inline constexpr uint32_t kQueueRegStride = 0x40;
-inline constexpr uint32_t kMaxQueues = 64;
-inline constexpr size_t kBarBytes = kRegTdt + kQueueRegStride * kMaxQueues;
+inline constexpr uint32_t kMaxQueues = 128;
+inline constexpr size_t kBarBytes = kRegRdt + kRxHighBank + kQueueRegStride * (kMaxQueues - 64);
 
 // Pointers to one queue pair's head and tail registers.
 struct QueueRegisters {
@@ -36,8 +38,10 @@ struct QueueRegisters {
   uint32_t* tdt;
 };
 GPUNFV_HD inline QueueRegisters queue_registers(uint8_t* bar, uint32_t queue) {
-  auto at = [&](uint32_t reg) { return reinterpret_cast<uint32_t*>(bar + reg + kQueueRegStride * queue); };
-  return {at(kRegRdh), at(kRegRdt), at(kRegTdh), at(kRegTdt)};
+  const uint32_t rx = queue < 64 ? kQueueRegStride * queue : kRxHighBank + kQueueRegStride * (queue - 64);
+  const uint32_t tx = kQueueRegStride * queue;
+  auto at = [&](uint32_t reg) { return reinterpret_cast<uint32_t*>(bar + reg); };
+  return {at(kRegRdh + rx), at(kRegRdt + rx), at(kRegTdh + tx), at(kRegTdt + tx)};
 }
 
 // Flags the host and the kernels exchange (mapped host memory).

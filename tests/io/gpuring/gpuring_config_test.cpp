@@ -83,7 +83,8 @@ TEST(GpuRingConfig, BadValuesNameFileAndLine) {
   expect_error(head + "ring_size: 100", "power of two", 4);
   expect_error(head + "ring_size: 4", "out of range", 4);
   expect_error(head + "rings: 0", "out of range", 4);
-  expect_error(head + "rings: 65", "out of range", 4);
+  expect_error(head + "rings: 65", "at most 64 with the NIC emulator", 4);
+  expect_error(head + "rings: 129", "out of range", 4);
   expect_error(head + "slot_bytes: 1000", "multiple of 64", 4);
   expect_error(head + "ring_size: 64\ntail_batch: 64", "out of range", 5);
   expect_error(head + "tail_batch: 0", "out of range", 4);
