@@ -449,9 +449,16 @@ class Pipeline {
     const size_t nports = rc_.ports.size();
     uint32_t* list_len = e.list_len.data();
     uint32_t* const* lists = e.list_data.data();
+    // Packets each node saw: one pass per node over the visited bits (the compiler vectorises
+    // it). Counting inside the packet loop incremented the same few counters packet after
+    // packet, a chain of dependent memory updates: about 3 ns a packet at 4 NFs.
+    for (size_t k = 0; k < nodes; ++k) {
+      uint32_t saw = 0;
+      for (uint32_t i = 0; i < v.count; ++i) saw += (visited[i] >> k) & 1u;
+      reached[k] = saw;
+    }
     for (uint32_t i = 0; i < v.count; ++i) {
       auto reason = static_cast<DropReason>(verdict[i]);
-      for (uint32_t bits = visited[i]; bits; bits &= bits - 1) ++reached[__builtin_ctz(bits)];
       // A drop with next_nf at a node is that NF's; kChainDone marks classify's drops.
       if (reason != DropReason::none && next_nf[i] < nodes) node_drops(next_nf[i]).add(reason);
       if (reason == DropReason::none) {
