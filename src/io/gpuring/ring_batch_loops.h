@@ -141,6 +141,7 @@ GPUNFV_HD void tx_batch_loop(const RingSetView& v, const RingBatchView& bv, uint
       const auto count = static_cast<uint32_t>(rec >> 32);
       const uint8_t* base = bv.batch_base(ring, batch);
       const uint32_t* slots = bv.slots_of(ring, batch);
+      uint64_t sent = 0, dropped = 0, refused = 0;  // the leader's, stored once per batch
       for (uint32_t first = 0; first < count; first += team.size()) {
         // Volatile loads: the chain's kernels wrote these since this block last read them.
         uint64_t mine = 0;
@@ -165,17 +166,20 @@ GPUNFV_HD void tx_batch_loop(const RingSetView& v, const RingBatchView& bv, uint
           const uint64_t what = e >> 48;
           if (what == kTxSend) {
             to_tx.push_unpublished(e & 0xFFFF'FFFF'FFFFull);  // holds every slot: never full
-            queued.add();
+            ++sent;
           } else {
             tx.free_dropped_unpublished(slot);
             if (what == kTxNfDrop)
-              nf_drops.add();
+              ++dropped;
             else
-              bad_length.add();
+              ++refused;
           }
         }
       }
       if (lead) {
+        if (sent) queued.add(sent);
+        if (dropped) nf_drops.add(dropped);
+        if (refused) bad_length.add(refused);
         to_tx.publish_tail();
         tx.publish_dropped();
         free_q.push(batch);
