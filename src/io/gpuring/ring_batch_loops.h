@@ -3,8 +3,9 @@
 //
 // rx: takes a free batch, fills its metadata for every received packet (the packet stays in
 // its slot: slot_index names it; rx_ns and wire_ns are the ring clock when rx took the packet,
-// mapped to the host's CLOCK_MONOTONIC and UNIX time by the view's offsets), publishes the batch as ready when it holds `capacity`
-// packets or timeout_ns after its first packet. Without a free batch it leaves packets in the
+// one reading for the packets taken in one look, mapped to the host's CLOCK_MONOTONIC and UNIX
+// time by the view's offsets), publishes the batch as ready when it holds `capacity` packets or
+// timeout_ns after its first packet. Without a free batch it leaves packets in the
 // ring (the NIC then drops at a full ring: nic_rx_ring_full), as a driver without mbufs does.
 // tx: takes done batches in order; queues every packet whose verdict is none, with its
 // (possibly changed) length, for its ring's tx descriptors, frees the slot of every dropped
