@@ -15,14 +15,16 @@ namespace gpunfv::gpuring {
 
 namespace {
 
-constexpr unsigned kThreads = 32;
+constexpr unsigned kThreads = 32;  // exactly one warp: every lane takes part in the team's calls
 
+// Blocks [0, rings) run the tx loops, [rings, 2 rings) the rx loops (one kernel, as
+// gpu_ring_kernels.cu explains). Each block is one warp, a Team (team.h): lane 0 runs the
+// protocol, the lanes write (rx) or read (tx) a batch's per-packet metadata a warp's worth at once.
 __global__ void ring_batch_kernel(RingSetView v, RingBatchView bv, uint16_t port_id) {
-  if (threadIdx.x != 0) return;
   if (blockIdx.x < v.p.rings)
-    tx_batch_loop(v, bv, blockIdx.x);
+    tx_batch_loop(v, bv, blockIdx.x, WarpTeam{});
   else
-    rx_batch_loop(v, bv, blockIdx.x - v.p.rings, port_id);
+    rx_batch_loop(v, bv, blockIdx.x - v.p.rings, port_id, WarpTeam{});
 }
 
 class CudaRingBatchRunner final : public GpuRingBatchRunner {

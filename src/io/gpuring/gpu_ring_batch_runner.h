@@ -1,6 +1,6 @@
 // GpuRingBatchRunner: the batch-mode loops (ring_batch_loops.h) as one persistent kernel over a
 // RingSet and RingBatches in device memory: blocks [0, rings) run tx, [rings, 2 rings) rx, one
-// thread each, loaded before launch and checked to fit at once (as GpuRingRunner, for the
+// warp each (a WarpTeam: team.h), loaded before launch and checked to fit at once (as GpuRingRunner, for the
 // reasons given in gpu_ring_kernels.cu). The host serves the ready batches through
 // RingBatches::take_ready / hand_done while it runs.
 //

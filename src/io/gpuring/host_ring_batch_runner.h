@@ -1,6 +1,7 @@
 // HostRingBatchRunner: the batch-mode loops (ring_batch_loops.h) of every ring on CPU threads
 // over a RingSet and RingBatches in host memory: how `placement: host` runs a gpuring port
-// feeding a chain, and how the batch protocol is tested without a GPU.
+// feeding a chain, and how the batch protocol is tested without a GPU. Each thread is a team of
+// one (SoloTeam: team.h).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,8 @@ class HostRingBatchRunner {
     const RingSetView v = rings.view();
     const RingBatchView bv = batches.view();
     for (uint32_t r = 0; r < v.p.rings; ++r) {
-      threads_.emplace_back([v, bv, r, port_id] { rx_batch_loop(v, bv, r, port_id); });
-      threads_.emplace_back([v, bv, r] { tx_batch_loop(v, bv, r); });
+      threads_.emplace_back([v, bv, r, port_id] { rx_batch_loop(v, bv, r, port_id, SoloTeam{}); });
+      threads_.emplace_back([v, bv, r] { tx_batch_loop(v, bv, r, SoloTeam{}); });
     }
   }
   // Destroyed before join() returned (an error unwinding): nobody serves the batches any

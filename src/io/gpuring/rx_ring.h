@@ -66,8 +66,9 @@ class RxRing {
   // next one, once the previous call's packets have been handed on: the tail write's system-
   // scope fence (a PCIe round trip) then no longer stands between taking packets and running
   // the NF on them. The NIC still gets descriptors back every tail_batch packets, one call late.
+  // `max` (>= 1) caps k: batch mode takes no more than its batch has room for.
   template <typename Team>
-  GPUNFV_HD uint32_t receive(const Team& team, RxPacket& mine, Poll& none) {
+  GPUNFV_HD uint32_t receive(const Team& team, RxPacket& mine, Poll& none, uint32_t max = 0xFFFFFFFFu) {
     if (team.leader() && unannounced_ >= v_.p.tail_batch) write_tail();
     const uint32_t mask = v_.p.ring_size - 1;
     const uint32_t first = team.share(next_to_clean_);
@@ -75,7 +76,7 @@ class RxRing {
     const uint32_t at = (first + lane) & mask;
     bool ready = false;
     uint64_t upper = 0;
-    if (lane < v_.p.ring_size - 1) {  // the NIC owns at most ring_size - 1 descriptors
+    if (lane < v_.p.ring_size - 1 && lane < max) {  // the NIC owns at most ring_size - 1 descriptors
       upper = load_acquire(&desc_[at].qword[1]);
       ready = rx_upper_status(upper) & kRxStatusDD;
     }
@@ -105,7 +106,7 @@ class RxRing {
     ++counters_.drops[static_cast<int>(why)];
     pool_.free_by_drop(pkt.slot);
   }
-  GPUNFV_HD void passed() { passed_.add(); }
+  GPUNFV_HD void passed(uint64_t n = 1) { passed_.add(n); }
 
   // Writes RDT if re-armed descriptors have waited tail_timeout_ns (or `force`).
   GPUNFV_HD void flush_tail(bool force) {

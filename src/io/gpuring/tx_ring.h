@@ -176,6 +176,10 @@ class TxRing {
   // Batch mode (ring_batch_loops.h): a packet the chain dropped never reaches the ring; its slot
   // goes back through this side's free queue (the one producer of it).
   GPUNFV_HD void free_dropped(uint32_t slot) { pool_.free_by_tx(slot); }
+  // The same for a burst: free_dropped_unpublished for each, then publish_dropped once (one
+  // release for the burst instead of one per slot).
+  GPUNFV_HD void free_dropped_unpublished(uint32_t slot) { pool_.free_by_tx_unpublished(slot); }
+  GPUNFV_HD void publish_dropped() { pool_.publish_frees(); }
   GPUNFV_HD void finish(uint32_t how = 1u) {
     measure(SoloTeam{});
     store_release_sys(&done_.tx, how);

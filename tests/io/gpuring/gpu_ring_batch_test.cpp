@@ -99,6 +99,20 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
   EXPECT_EQ(out_of_order, 0u);
   EXPECT_EQ(nic.stats().tx_packets, n - dropped);
   EXPECT_EQ(nic.stats().reordered_in_ring, 0u);
+  uint64_t published = 0, batched = 0, returned = 0, queued = 0, nf_drops = 0, bad = 0;
+  for (const RingBatchCounters& c : batches.counters()) {
+    published += c.published;
+    batched += c.packets_batched;
+    returned += c.returned;
+    queued += c.queued_for_tx;
+    nf_drops += c.freed_by_nf_drop;
+    bad += c.bad_length;
+  }
+  EXPECT_EQ(batched, n);
+  EXPECT_EQ(returned, published);
+  EXPECT_EQ(nf_drops, dropped);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(queued, n - dropped);
   const BatchHoldings h = batches.holdings();
   const SlotAudit a = rings.audit(&h);
   EXPECT_TRUE(a.ok()) << a.describe();
@@ -108,7 +122,11 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
 
 INSTANTIATE_TEST_SUITE_P(RingsCapacityWriteback, GpuRingBatchesOnDevice,
                          ::testing::Values(std::make_tuple(1u, 256u, true), std::make_tuple(1u, 64u, false),
-                                           std::make_tuple(4u, 256u, true), std::make_tuple(8u, 128u, false)));
+                                           std::make_tuple(4u, 256u, true), std::make_tuple(8u, 128u, false),
+                                           // Capacities around a warp's look (32 packets): a batch
+                                           // filled across looks, a look capped at the room left.
+                                           std::make_tuple(1u, 1u, true), std::make_tuple(2u, 7u, true),
+                                           std::make_tuple(1u, 33u, false)));
 
 }  // namespace
 }  // namespace gpunfv::gpuring
