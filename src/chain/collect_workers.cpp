@@ -24,8 +24,15 @@ CollectWorkers::CollectWorkers(const RuntimeConfig& rc, Release release)
 
 CollectWorkers::~CollectWorkers() { finish(); }
 
+uint32_t CollectWorkers::jobs_of(const Chain& chain) const {
+  uint32_t jobs = 0;
+  for (uint16_t nf : chain.path)
+    if (rc_.nfs[nf]->collects()) jobs += workers_[first_worker_[nf]].shards;
+  return jobs;
+}
+
 void CollectWorkers::submit(Batch* b, const CollectContext& ctx) {
-  if (rc_.chains[b->chain].path.empty()) {
+  if (jobs_of(rc_.chains[b->chain]) == 0) {
     release_(b);
     return;
   }
@@ -33,7 +40,7 @@ void CollectWorkers::submit(Batch* b, const CollectContext& ctx) {
 }
 
 void CollectWorkers::collect_and_wait(Batch* b, const CollectContext& ctx) {
-  if (rc_.chains[b->chain].path.empty()) return;
+  if (jobs_of(rc_.chains[b->chain]) == 0) return;
   std::promise<void> done;
   std::future<void> f = done.get_future();
   enqueue(b, ctx, &done);
@@ -42,13 +49,13 @@ void CollectWorkers::collect_and_wait(Batch* b, const CollectContext& ctx) {
 
 void CollectWorkers::enqueue(Batch* b, const CollectContext& ctx, std::promise<void>* waiter) {
   const Chain& chain = rc_.chains[b->chain];
-  uint32_t jobs = 0;
-  for (uint16_t nf : chain.path) jobs += workers_[first_worker_[nf]].shards;
+  const uint32_t jobs = jobs_of(chain);
   {
     std::lock_guard<std::mutex> lk(m_);
     pending_[b] = Pending{jobs, waiter};
   }
   for (size_t pos = 0; pos < chain.path.size(); ++pos) {
+    if (!rc_.nfs[chain.path[pos]]->collects()) continue;
     const size_t first = first_worker_[chain.path[pos]];
     for (uint32_t s = 0; s < workers_[first].shards; ++s)
       workers_[first + s].queue->push(Job{b, static_cast<uint8_t>(pos), ctx});

@@ -57,6 +57,7 @@ class CollectWorkers {
   };
   void work(Worker& w);
   void done_one(Batch* b);
+  uint32_t jobs_of(const Chain& chain) const;  // collect jobs a batch of `chain` makes
 
   const RuntimeConfig& rc_;
   Release release_;

@@ -492,7 +492,10 @@ class Pipeline {
       in_pc.dropped.add(reason);
       ++dropped;
       // A ring slot whose packet egress dropped is freed by the ring's tx loop, not sent.
-      if (batch.is_external()) v.verdict[i] = static_cast<uint8_t>(reason);
+      if (batch.is_external()) {
+        v.verdict[i] = static_cast<uint8_t>(reason);
+        batch.verdicts_changed = true;
+      }
     }
     if (run_length) e.latency.record(now - run_rx_ns, run_length);
     if (by_lists) send_lists(e, v, in_pc, now, forwarded, dropped);
@@ -565,6 +568,7 @@ class Pipeline {
     if (feeds_[batch.chain]->is_ring_port(eg)) return v.len[i] > 0 && v.len[i] <= v.stride;
     const bool ok = !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
     v.verdict[i] = gpuring::kVerdictSentByHost;
+    batch.verdicts_changed = true;
     return ok;
   }
 

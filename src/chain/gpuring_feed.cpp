@@ -281,15 +281,19 @@ void GpuRingFeed::give_back(Batch* b) {
     if (handles_[h].get() == b) {
       if (device_) {
         // Egress marked the packets it sent itself or dropped: the tx loop reads the verdicts
-        // in device memory.
-        const ByteRange v = verdict_upload_range(b->layout(), b->count());
-        egress_copy_->upload(b->device_base + v.offset, b->base() + v.offset, v.bytes);
-        copies_.verdict_bytes += v.bytes;
+        // in device memory. Unchanged (every packet back to the ring, or dropped by an NF), the
+        // device's are already right, and the synchronous copy is skipped.
+        if (b->verdicts_changed) {
+          const ByteRange v = verdict_upload_range(b->layout(), b->count());
+          egress_copy_->upload(b->device_base + v.offset, b->base() + v.offset, v.bytes);
+          copies_.verdict_bytes += v.bytes;
+        }
         if (__atomic_sub_fetch(&outstanding_, 1, __ATOMIC_RELAXED) == 0)
           watchdog_->disarm();
         else
           watchdog_->arm("gpuring batch in the chain", kStallLimitS);
       }
+      b->verdicts_changed = false;
       batches_->hand_done(taken_[h]);
       return;
     }

@@ -162,6 +162,7 @@ class Batch {
   uint16_t chain = 0;       // chain the batch belongs to
   uint64_t ingress_ns = 0;  // when the batch was handed to processing
   uint8_t* device_base = nullptr;  // GPU backend: the batch's device twin (same layout)
+  bool verdicts_changed = false;   // egress rewrote a verdict (a GPU ring's batch: upload them)
 
  private:
   BatchLayout layout_;

@@ -72,6 +72,10 @@ class NetworkFunction {
   // counters. A packet reached this NF if reached_node(b, i, position) (core/batch.h); the NF
   // dropped it if dropped_at_node(b, i, position).
   virtual void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {}
+  // False for an NF whose collect() does nothing: the framework then skips it, and a batch of
+  // a chain where no NF collects goes back without a hand-off to the collect threads (for a
+  // GPU ring's batch, which egress waits on, that hand-off cost more than the batch's egress).
+  virtual bool collects() const { return true; }
   // An NF whose collect() only adds up counters (order does not matter) may split it: with
   // collect_shards() = S > 1 the framework runs, for each batch, collect_range() over S packet
   // ranges [begin, end) (together covering the batch) on S threads at once, range s with

@@ -26,6 +26,8 @@ class RecordingNf final : public NetworkFunction {
 #endif
   std::string describe() const override { return "recording"; }
   uint32_t collect_shards() const override { return shards_; }
+  bool collects() const override { return collects_; }
+  bool collects_ = true;
 
   void collect(const BatchView& b, uint8_t pos, const CollectContext&) override {
     std::lock_guard<std::mutex> lk(m_);
@@ -112,6 +114,47 @@ TEST(CollectWorkers, ShardsCoverEveryBatchOnceAndBatchesAreReleasedAfterAll) {
   }
   EXPECT_EQ(split->threads.size(), 3u);
   for (const auto& [shard, ids] : split->threads) EXPECT_EQ(ids.size(), 1u) << "shard " << shard;
+}
+
+TEST(CollectWorkers, NfsThatDoNotCollectAreSkipped) {
+  RuntimeConfig rc;
+  auto* quiet = new RecordingNf("quiet", 1);
+  auto* loud = new RecordingNf("loud", 1);
+  quiet->collects_ = false;
+  loud->position_of_this = 1;
+  rc.nfs.emplace_back(quiet);
+  rc.nfs.emplace_back(loud);
+  Chain only_quiet, both;
+  only_quiet.set_path({0});
+  both.set_path({0, 1});
+  rc.chains.push_back(only_quiet);
+  rc.chains.push_back(both);
+  Batch a(16, 64, MemoryKind::host), b(16, 64, MemoryKind::host);
+  a.set_count(4);
+  b.set_count(4);
+  a.chain = 0;
+  b.chain = 1;
+  std::vector<Batch*> released;
+  std::mutex m;
+  {
+    CollectWorkers workers(rc, [&](Batch* x) {
+      std::lock_guard<std::mutex> lk(m);
+      released.push_back(x);
+    });
+    // A chain where no NF collects: released on the caller's thread, before submit returns.
+    workers.submit(&a, CollectContext{});
+    {
+      std::lock_guard<std::mutex> lk(m);
+      ASSERT_EQ(released.size(), 1u);
+      EXPECT_EQ(released[0], &a);
+    }
+    workers.collect_and_wait(&a, CollectContext{});  // nothing to wait for
+    workers.collect_and_wait(&b, CollectContext{});  // waits for loud only
+    workers.finish();
+  }
+  EXPECT_TRUE(quiet->seen.empty());
+  EXPECT_EQ(loud->seen.size(), 1u);
+  EXPECT_EQ(released.size(), 1u);
 }
 
 }  // namespace

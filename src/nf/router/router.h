@@ -49,6 +49,7 @@ class Router final : public NetworkFunction {
 #endif
   // The distinct ports of the next hops.
   std::vector<uint16_t> egress_ports() const override;
+  bool collects() const override { return false; }
   // "describe", or "lookup a.b.c.d" (the next-hop port of an address).
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;
