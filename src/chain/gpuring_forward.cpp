@@ -120,7 +120,7 @@ GpuRingForwards::GpuRingForwards(RuntimeConfig& rc, RunStats& stats) : rc_(rc), 
     }
     gr::NicEmulatorConfig nic;
     nic.rate_pps = ca.rate_pps;
-    nic.burst = ca.burst;
+    nic.burst = ca.burst * ca.rings.rings;  // per ring, as the chain feed's
     nic.flow_control = ca.flow_control;
     f->session = std::make_unique<gr::ForwardSession>(ca.rings, f->placement, f->variant, *f->source, f->sink,
                                                       nic, spec.route != nullptr, spec.integrity, ca.batched_dma);

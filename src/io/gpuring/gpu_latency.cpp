@@ -24,7 +24,7 @@ GpuLatencySummary summarize_gpu_latency(const std::vector<GpuLatencyHistogram>& 
       seen += merged[b];
       if (seen >= want)
         return b + 1 == kLatencyBuckets ? s.max_ns
-                                        : std::min<uint64_t>(uint64_t(b + 1) * kLatencyBucketNs, s.max_ns);
+                                        : std::min<uint64_t>(GpuLatencyHistogram::bucket_end_ns(b), s.max_ns);
     }
     return s.max_ns;
   };

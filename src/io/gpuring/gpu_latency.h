@@ -6,7 +6,8 @@
 // attached; the NIC emulator's end-to-end figures also hold its copy engine's DMA and its own
 // threads' polling, which a real 82599 does in hardware.
 // The rx side stamps each packet's slot; the tx side, one writer per ring, adds each announced
-// descriptor to its ring's histogram (250 ns buckets to 256 us, the last bucket open-ended).
+// descriptor to its ring's histogram: 250 ns buckets to 128 us (a port's own share), then 16 us
+// buckets to 8.3 ms (a chain's batches in between), the last bucket open-ended.
 // A slot whose packet another ring set received (GPU ring forwards) is not measured there: the
 // forward's views carry no histograms.
 #pragma once
@@ -18,16 +19,25 @@
 
 namespace gpunfv::gpuring {
 
-inline constexpr uint32_t kLatencyBucketNs = 250;
+inline constexpr uint32_t kLatencyBucketNs = 250;         // fine buckets
+inline constexpr uint32_t kLatencyFineBuckets = 512;      // [0, 128 us)
+inline constexpr uint32_t kLatencyCoarseBucketNs = 16000;  // then
 inline constexpr uint32_t kLatencyBuckets = 1024;
+inline constexpr uint64_t kLatencyFineNs = uint64_t(kLatencyBucketNs) * kLatencyFineBuckets;
 
 struct alignas(64) GpuLatencyHistogram {
   uint64_t count, sum_ns, max_ns;
   uint32_t bucket[kLatencyBuckets];
 
   GPUNFV_HD static uint32_t bucket_of(uint64_t ns) {
-    const uint64_t b = ns / kLatencyBucketNs;
+    if (ns < kLatencyFineNs) return uint32_t(ns / kLatencyBucketNs);
+    const uint64_t b = kLatencyFineBuckets + (ns - kLatencyFineNs) / kLatencyCoarseBucketNs;
     return b < kLatencyBuckets ? uint32_t(b) : kLatencyBuckets - 1;
+  }
+  // The largest latency bucket b holds (its upper edge, exclusive).
+  GPUNFV_HD static uint64_t bucket_end_ns(uint32_t b) {
+    return b < kLatencyFineBuckets ? uint64_t(b + 1) * kLatencyBucketNs
+                                   : kLatencyFineNs + uint64_t(b + 1 - kLatencyFineBuckets) * kLatencyCoarseBucketNs;
   }
   // One writer.
   GPUNFV_HD void add(uint64_t ns) {

@@ -22,7 +22,7 @@ struct GpuRingConfig {
   std::string rate_text = "0";
   bool batched_dma = true;
   bool flow_control = false;
-  uint32_t burst = 32;
+  uint32_t burst = 32;  // frames the NIC emulator takes per rx step, per ring
   // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline. Which
   // the port needs depends on its role (a port that receives needs a source; one that is only
   // a forward's target has none): chain/runtime_config.cpp checks that.

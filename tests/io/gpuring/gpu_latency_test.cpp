@@ -38,12 +38,25 @@ TEST(GpuLatency, PercentilesAreBucketUpperEdges) {
 TEST(GpuLatency, RingsMergeAndTheLastBucketIsOpen) {
   GpuLatencyHistogram a = empty_histogram(), b = empty_histogram();
   a.add(100);
-  b.add(5'000'000);  // 5 ms: beyond the last bucket's start
+  b.add(50'000'000);  // 50 ms: beyond the last bucket's start
   EXPECT_EQ(b.bucket[kLatencyBuckets - 1], 1u);
   const GpuLatencySummary s = summarize_gpu_latency({a, b});
   EXPECT_EQ(s.count, 2u);
   EXPECT_EQ(s.p50_ns, 250u);  // the first bucket's upper edge
-  EXPECT_EQ(s.p99_ns, 5'000'000u);
+  EXPECT_EQ(s.p99_ns, 50'000'000u);
+}
+
+TEST(GpuLatency, CoarseBucketsReachMilliseconds) {
+  EXPECT_EQ(GpuLatencyHistogram::bucket_of(127'999), kLatencyFineBuckets - 1);
+  EXPECT_EQ(GpuLatencyHistogram::bucket_of(128'000), kLatencyFineBuckets);
+  EXPECT_EQ(GpuLatencyHistogram::bucket_end_ns(kLatencyFineBuckets - 1), 128'000u);
+  EXPECT_EQ(GpuLatencyHistogram::bucket_end_ns(kLatencyFineBuckets), 144'000u);
+  GpuLatencyHistogram h = empty_histogram();
+  for (int i = 0; i < 10; ++i) h.add(3'000'000 + 1'000 * i);  // 3 ms, a chain's batch
+  h.add(9'000'000);
+  const GpuLatencySummary s = summarize_gpu_latency({h});
+  EXPECT_EQ(s.p50_ns, 3'008'000u);  // the 16 us bucket [2.992, 3.008) ms
+  EXPECT_EQ(s.p99_ns, 9'000'000u);  // open last bucket: the maximum
 }
 
 }  // namespace
