@@ -170,14 +170,18 @@ void Nids::count_and_log(const BatchView& b, const CollectScan& scan, CollectCou
       if (rule >= rules) continue;  // cannot happen: both backends write indices
       ++c.alerts;
       ++c.by_rule[rule];
-      const Rule& rr = rules_.rules[rule];
-      e.gid = rr.gid;
-      e.sid = rr.sid;
-      e.rev = rr.rev;
-      e.msg_json = msg_json_[rule];
-      log_->write(e);
+      log_alert(e, rule);
     }
   }
+}
+
+void Nids::log_alert(AlertEvent& e, uint32_t rule) {
+  const Rule& rr = rules_.rules[rule];
+  e.gid = rr.gid;
+  e.sid = rr.sid;
+  e.rev = rr.rev;
+  e.msg_json = msg_json_[rule];
+  log_->write(e);
 }
 
 uint64_t Nids::alerts() const {
@@ -219,12 +223,7 @@ void Nids::collect_per_packet(const BatchView& b, uint8_t position, const Collec
       ++c.alerts;
       ++c.by_rule[rule];
       if (!log_) continue;
-      const Rule& rr = rules_.rules[rule];
-      e.gid = rr.gid;
-      e.sid = rr.sid;
-      e.rev = rr.rev;
-      e.msg_json = msg_json_[rule];
-      log_->write(e);
+      log_alert(e, rule);
     }
   }
 }

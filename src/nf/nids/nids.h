@@ -104,6 +104,8 @@ class Nids final : public NetworkFunction {
   RuleMatcher matcher_;
   std::vector<std::string> msg_json_;  // per rule, json_quote()d once
   std::unique_ptr<AlertLog> log_;
+  // Writes packet event `e` as an alert of rule index `rule` (its gid, sid, rev, msg filled in).
+  void log_alert(AlertEvent& e, uint32_t rule);
   // What collect() counted, per shard (collect_range's `shard`; one writer each), summed when read.
   struct alignas(64) CollectCounts {
     uint64_t alerts = 0, not_logged = 0, packets_alerted = 0;

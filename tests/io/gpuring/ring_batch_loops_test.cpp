@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../port_test_util.h"
+#include "batch_run_util.h"
 #include "ring_test_ports.h"
 #include "chain/classify.h"
 #include "io/generator_port.h"
@@ -76,11 +77,6 @@ struct ChainPlayer {
   }
 };
 
-bool all_rx_done(const RingSet& rings) {
-  for (uint32_t r = 0; r < rings.params().rings; ++r)
-    if (!__atomic_load_n(&rings.host_done()[r].rx, __ATOMIC_ACQUIRE)) return false;
-  return true;
-}
 
 class GpuRingBatches : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, bool>> {};
 
@@ -100,22 +96,7 @@ TEST_P(GpuRingBatches, EveryPacketAndSlotAccountedFor) {
   {
     HostRingBatchRunner runner(rings, batches, 3);
     nic.start();
-    bool stopped = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (;;) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "the loops did not drain in 60 s";
-        rings.request_abort();
-        break;
-      }
-      if (chain.serve_one()) continue;
-      if (!stopped && nic.rx_finished()) {
-        rings.request_stop();
-        stopped = true;
-      }
-      if (stopped && all_rx_done(rings) && !chain.serve_one()) break;
-      std::this_thread::yield();
-    }
+    ring_test::serve_until_drained(rings, nic, chain, 60, false);
     runner.join();
   }
   nic.join();

@@ -20,6 +20,7 @@
 #include "io/gpuring/dma_engine.h"
 #include "io/gpuring/nic_emulator.h"
 #include "io/gpuring/ring_batch_loops.h"
+#include "batch_run_util.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -91,11 +92,6 @@ struct ChainPlayer {
   }
 };
 
-bool all_rx_done(const RingSet& rings) {
-  for (uint32_t r = 0; r < rings.params().rings; ++r)
-    if (!__atomic_load_n(&rings.host_done()[r].rx, __ATOMIC_ACQUIRE)) return false;
-  return true;
-}
 
 // Both loops of every ring, each a team of `lanes` threads.
 std::vector<std::unique_ptr<TeamThreads>> start_teams(const RingSet& rings, const RingBatches& batches,
@@ -135,22 +131,7 @@ TEST_P(TeamBatchLoops, EveryPacketSlotAndCounterAccountedFor) {
   {
     auto teams = start_teams(rings, batches, s.lanes, 5);
     nic.start();
-    bool stopped = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (;;) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "the loops did not drain in 120 s";
-        rings.request_abort();
-        break;
-      }
-      if (chain.serve_one()) continue;
-      if (!stopped && nic.rx_finished()) {
-        rings.request_stop();
-        stopped = true;
-      }
-      if (stopped && all_rx_done(rings) && !chain.serve_one()) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    ring_test::serve_until_drained(rings, nic, chain, 120, true);
     for (auto& t : teams) t->join();
   }
   nic.join();
