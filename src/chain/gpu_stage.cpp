@@ -347,8 +347,7 @@ class GpuStage final : public ProcessingStage {
         launch_zero_node_packets(dv, st);
         resident_batches_.fetch_add(1, std::memory_order_relaxed);
       } else {
-        upload_host_batch(b, hv, st);
-        launch_zero_node_packets(dv, st);
+        upload_host_batch(b, hv, dv, st);
         host_batches_.fetch_add(1, std::memory_order_relaxed);
       }
       launch_enter_chain(chain, dv, st);
@@ -388,16 +387,18 @@ class GpuStage final : public ProcessingStage {
 
   // Ingress's arrays and the slots, not the whole device prefix (chain/host_batch_transfer.h);
   // GPUNFV_DEBUG_UPLOAD_PREFIX=1 uploads the whole prefix, the earlier way, to measure it.
-  void upload_host_batch(Batch* b, const BatchView& hv, cudaStream_t st) {
-    const uint32_t count = b->count();
-    for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
+  // The per-node counts start at zero on the device: zeroed here and uploaded with the prefix,
+  // or zeroed there by a kernel.
+  void upload_host_batch(Batch* b, const BatchView& hv, const BatchView& dv, cudaStream_t st) {
     if (upload_prefix_) {
-      const size_t bytes = layout_.device_prefix_bytes(count);
+      for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
+      const size_t bytes = layout_.device_prefix_bytes(b->count());
       GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
       h2d_bytes_.fetch_add(bytes, std::memory_order_relaxed);
       return;
     }
-    const HostBatchUpload u = plan_host_batch_upload(layout_, count, longest_frame(hv));
+    launch_zero_node_packets(dv, st);
+    const HostBatchUpload u = plan_host_batch_upload(layout_, hv);
     GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.metadata.offset, b->base() + u.metadata.offset,
                                 u.metadata.bytes, cudaMemcpyHostToDevice, st));
     if (u.strided())

@@ -20,6 +20,11 @@ HostBatchUpload plan_host_batch_upload(const BatchLayout& l, uint32_t count, uin
   return u;
 }
 
+HostBatchUpload plan_host_batch_upload(const BatchLayout& l, const BatchView& host) {
+  const bool could_pay = size_t(l.stride) * 3 / 4 >= kMinStridedRowBytes;
+  return plan_host_batch_upload(l, host.count, could_pay ? longest_frame(host) : l.stride);
+}
+
 uint32_t longest_frame(const BatchView& b) {
   uint16_t m = 0;
   const uint16_t* len = b.len.framework_data();

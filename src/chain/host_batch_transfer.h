@@ -35,6 +35,10 @@ inline constexpr size_t kMinStridedRowBytes = 512;
 
 // `longest_frame` is the largest len[i] of the batch's `count` packets.
 HostBatchUpload plan_host_batch_upload(const BatchLayout& l, uint32_t count, uint32_t longest_frame);
+// The same for host batch `host` (its count and lengths): its frames are scanned for the
+// longest only where a strided upload could pay (a row of 3/4 of a slot still 512 bytes or
+// more), so short slots cost no pass over the lengths.
+HostBatchUpload plan_host_batch_upload(const BatchLayout& l, const BatchView& host);
 // The largest len of the first `count` packets of host view `b`.
 uint32_t longest_frame(const BatchView& b);
 

@@ -64,5 +64,18 @@ TEST(HostBatchTransfer, LongestFrameReadsOnlyTheBatchsPackets) {
   EXPECT_EQ(longest_frame(b.view()), 0u);
 }
 
+TEST(HostBatchTransfer, PlanFromAHostBatchMatchesThePlanFromItsLongestFrame) {
+  for (uint32_t stride : {128u, 192u, 640u, 704u, 1600u}) {
+    Batch b(64, stride, MemoryKind::host, 8);
+    b.set_count(40);
+    BatchView v = b.view();
+    for (uint32_t i = 0; i < 40; ++i) v.len[i] = uint16_t(60 + (i * 37) % (stride / 2));
+    const HostBatchUpload a = plan_host_batch_upload(b.layout(), v);
+    const HostBatchUpload e = plan_host_batch_upload(b.layout(), 40, longest_frame(v));
+    EXPECT_EQ(a.row_bytes, e.row_bytes) << stride;
+    EXPECT_EQ(a.bytes(), e.bytes()) << stride;
+  }
+}
+
 }  // namespace
 }  // namespace gpunfv

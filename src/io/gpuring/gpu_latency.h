@@ -39,15 +39,8 @@ struct alignas(64) GpuLatencyHistogram {
     return b < kLatencyFineBuckets ? uint64_t(b + 1) * kLatencyBucketNs
                                    : kLatencyFineNs + uint64_t(b + 1 - kLatencyFineBuckets) * kLatencyCoarseBucketNs;
   }
-  // One writer.
+  // Called by several lanes of one team at once: atomics whose results nobody waits for.
   GPUNFV_HD void add(uint64_t ns) {
-    ++count;
-    sum_ns += ns;
-    if (ns > max_ns) max_ns = ns;
-    ++bucket[bucket_of(ns)];
-  }
-  // Several lanes of one team at once: atomics whose results nobody waits for.
-  GPUNFV_HD void add_concurrent(uint64_t ns) {
 #if defined(__CUDA_ARCH__)
     atomicAdd(reinterpret_cast<unsigned long long*>(&count), 1ull);
     atomicAdd(reinterpret_cast<unsigned long long*>(&sum_ns), static_cast<unsigned long long>(ns));

@@ -193,9 +193,9 @@ class TxRing {
   // thus waits for memory once per group, not once per packet). Team-wide call.
   template <typename Team>
   GPUNFV_HD void measure(const Team& team) {
-    team.sync();  // the leader's announce times and slot ids, visible to every lane
     const uint32_t n = team.share(measure_count_);
     if (n == 0) return;
+    team.sync();  // the leader's announce times and slot ids, visible to every lane
     const uint32_t from = team.share(measure_from_);
     constexpr uint32_t kMeasurePerLane = 4;
     for (uint32_t base = team.lane() * kMeasurePerLane; base < n; base += team.size() * kMeasurePerLane) {
@@ -208,7 +208,7 @@ class TxRing {
       }
       for (uint32_t k = 0; k < kMeasurePerLane; ++k) taken[k] = base + k < n ? v_.slot_taken_ns[slot[k]] : 0;
       for (uint32_t k = 0; k < kMeasurePerLane; ++k)
-        if (base + k < n) latency_.add_concurrent(at[k] > taken[k] ? at[k] - taken[k] : 0);
+        if (base + k < n) latency_.add(at[k] > taken[k] ? at[k] - taken[k] : 0);
     }
     team.sync();
     if (team.leader()) measure_count_ = 0;

@@ -184,21 +184,14 @@ void Nids::log_alert(AlertEvent& e, uint32_t rule) {
   log_->write(e);
 }
 
-uint64_t Nids::alerts() const {
+uint64_t Nids::summed(uint64_t CollectCounts::*counter) const {
   uint64_t n = 0;
-  for (const CollectCounts& c : counts_) n += c.alerts;
+  for (const CollectCounts& c : counts_) n += c.*counter;
   return n;
 }
-uint64_t Nids::alerts_not_logged() const {
-  uint64_t n = 0;
-  for (const CollectCounts& c : counts_) n += c.not_logged;
-  return n;
-}
-uint64_t Nids::packets_alerted() const {
-  uint64_t n = 0;
-  for (const CollectCounts& c : counts_) n += c.packets_alerted;
-  return n;
-}
+uint64_t Nids::alerts() const { return summed(&CollectCounts::alerts); }
+uint64_t Nids::alerts_not_logged() const { return summed(&CollectCounts::not_logged); }
+uint64_t Nids::packets_alerted() const { return summed(&CollectCounts::packets_alerted); }
 
 void Nids::collect_per_packet(const BatchView& b, uint8_t position, const CollectContext& ctx) {
   CollectCounts& c = counts_[0];

@@ -113,6 +113,7 @@ class Nids final : public NetworkFunction {
     std::vector<uint32_t> alerted;  // scratch: the alerting packets of the range being collected
   };
   std::vector<CollectCounts> counts_;
+  uint64_t summed(uint64_t CollectCounts::*counter) const;  // over the shards
   void count(const CollectScan& scan, CollectCounts& c, uint32_t n);
   void count_and_log(const BatchView& b, const CollectScan& scan, CollectCounts& c, uint32_t n,
                      const CollectContext& ctx);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../port_test_util.h"
+#include "gpuring_config_test_util.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_port.h"
 #include "io/port_factory.h"
@@ -67,16 +68,7 @@ TEST(GpuRingConfig, PlacementAutoIsDecidedByTheFeed) {
   EXPECT_FALSE(d.placement_auto);
 }
 
-void expect_error(const std::string& yaml, const std::string& fragment, int line) {
-  try {
-    GpuRingConfig::parse(yaml_node(yaml));
-    FAIL() << "no ConfigError for: " << yaml;
-  } catch (const ConfigError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
-    EXPECT_NE(msg.find("/tmp/cfg.yaml:" + std::to_string(line)), std::string::npos) << msg;
-  }
-}
+const auto expect_error = test_util::expect_config_error;
 
 TEST(GpuRingConfig, BadValuesNameFileAndLine) {
   const std::string head = "name: gr\ntype: gpuring\nsource: gen\n";  // lines 1-3

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../port_test_util.h"
+#include "gpuring_config_test_util.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_config.h"
 #include "io/gpuring/nic_precheck.h"
@@ -13,16 +14,7 @@ namespace {
 
 using test::yaml_node;
 
-void expect_error(const std::string& yaml, const std::string& fragment, int line) {
-  try {
-    GpuRingConfig::parse(yaml_node(yaml));
-    FAIL() << "no ConfigError for: " << yaml;
-  } catch (const ConfigError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
-    EXPECT_NE(msg.find("/tmp/cfg.yaml:" + std::to_string(line)), std::string::npos) << msg;
-  }
-}
+const auto expect_error = test_util::expect_config_error;
 
 TEST(GpuRingNicConfig, PciAddressForms) {
   EXPECT_EQ(canonical_pci_address("0000:03:00.0"), "0000:03:00.0");
