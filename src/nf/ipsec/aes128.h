@@ -96,6 +96,23 @@ GPUNFV_HD GPUNFV_FORCEINLINE const uint32_t* table() {
 #endif
 }
 
+// Where encrypt_block reads Te0 from. The CPU, and any GPU code that has not staged a copy,
+// read the one 1 KiB table (GlobalTable). The IPsec crypto kernels stage 32 interleaved copies
+// in shared memory, word x of lane l at x * 32 + l (LaneTable): every lane reads its own bank, so
+// a warp's 32 data-dependent lookups are one conflict-free access instead of up to 8 cache lines
+// of the global copy per lookup, which bound the ESP kernels.
+struct GlobalTable {
+  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t operator[](uint32_t x) const { return table()[x]; }
+};
+struct LaneTable {
+  static constexpr uint32_t kLanes = 32;
+  static constexpr uint32_t kWords = 256 * kLanes;  // 32 KiB
+  const uint32_t* lane_base;  // the staged copies + this thread's lane
+  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t operator[](uint32_t x) const {
+    return lane_base[x * kLanes];
+  }
+};
+
 GPUNFV_HD GPUNFV_FORCEINLINE uint32_t ror32(uint32_t x, int n) {
   return (x >> n) | (x << (32 - n));
 }
@@ -134,8 +151,8 @@ GPUNFV_HD inline Key128 expand_key(const uint8_t key[16]) {
 // --- one block ------------------------------------------------------------------------------
 
 // Encrypts the 16-byte block held as four big-endian words, in place.
-GPUNFV_HD GPUNFV_FORCEINLINE void encrypt_block(const Key128& k, uint32_t s[4],
-                                                const uint32_t* te) {
+template <typename Table>
+GPUNFV_HD GPUNFV_FORCEINLINE void encrypt_block(const Key128& k, uint32_t s[4], Table te) {
   uint32_t s0 = s[0] ^ k.rk[0], s1 = s[1] ^ k.rk[1], s2 = s[2] ^ k.rk[2], s3 = s[3] ^ k.rk[3];
   GPUNFV_IPSEC_UNROLL
   for (int r = 1; r < 10; ++r) {
@@ -172,9 +189,9 @@ GPUNFV_HD GPUNFV_FORCEINLINE void encrypt_block(const Key128& k, uint32_t s[4],
 // XORs the AES-CTR keystream into bytes [off, off + len) of `data`. Counter block i (from 1):
 // nonce (4 bytes) || iv (8 bytes) || i (4 bytes, big-endian). Encryption and decryption are
 // the same operation.
+template <typename Table = GlobalTable>
 GPUNFV_HD inline void ctr_xor(const Key128& k, uint32_t nonce, uint64_t iv, IsoSpan<uint8_t> data,
-                              uint32_t off, uint32_t len) {
-  const uint32_t* te = table();
+                              uint32_t off, uint32_t len, Table te = Table{}) {
   IsoSpan<uint8_t> d = data.subspan(off, len);  // one check for the whole range's bounds
   uint32_t block = 1;
   for (uint32_t pos = 0; pos < len; pos += 16, ++block) {

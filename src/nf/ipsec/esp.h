@@ -156,7 +156,11 @@ GPUNFV_HD inline void select_outbound_sa(const BatchView& b, uint32_t i, uint8_t
 
 // --- outbound step 3: encapsulation (per packet; step 2 has set the sequence number) --------
 
-struct Encapsulate {
+// Table: where AES reads its round table (aes128.h); the CPU and the GPU's default read the
+// one global copy, the GPU's crypto kernels their staged per-lane copies.
+template <typename Table = aes::GlobalTable>
+struct EncapsulateWith {
+  Table te{};
   GPUNFV_HD DropReason operator()(const EspView& v, PacketRef p) const {
     const PacketHeaders& h = p.headers();
     const EspRecord rec = read_record_of(p, v.result_offset);
@@ -190,7 +194,7 @@ struct Encapsulate {
     s[icv - 1] = kNextHeaderIpv4;
 
     const uint64_t iv = iv_of(v.iv_epoch, rec.seq);
-    aes::ctr_xor(sa.enc, sa.nonce, iv, s, ct, ct_len);
+    aes::ctr_xor(sa.enc, sa.nonce, iv, s, ct, ct_len, te);
 
     store_be32(s, esp, sa.spi);
     store_be32(s, esp + 4, rec.seq);
@@ -229,7 +233,9 @@ struct Encapsulate {
 
 // --- inbound step 1: verify, decrypt, strip (per packet) -----------------------------------
 
-struct Decapsulate {
+template <typename Table = aes::GlobalTable>
+struct DecapsulateWith {
+  Table te{};
   GPUNFV_HD DropReason operator()(const EspView& v, PacketRef p) const {
     IsoSpan<uint8_t> rec = p.results(v.result_offset, kRecordBytes);
     // Every packet this step passes gets a record: the replay pass reads only fresh ones.
@@ -265,7 +271,7 @@ struct Decapsulate {
 
     const uint32_t seq = load_be32(f, esp + 4);
     const uint64_t iv = (uint64_t(load_be32(f, esp + 8)) << 32) | load_be32(f, esp + 12);
-    aes::ctr_xor(sa.enc, sa.nonce, iv, f, ct, ct_len);
+    aes::ctr_xor(sa.enc, sa.nonce, iv, f, ct, ct_len, te);
 
     const uint32_t pad = f[icv - 2];
     if (f[icv - 1] != kNextHeaderIpv4 || pad + 2 > ct_len) return DropReason::esp_malformed;
@@ -294,5 +300,8 @@ struct Decapsulate {
     return DropReason::none;
   }
 };
+
+using Encapsulate = EncapsulateWith<>;
+using Decapsulate = DecapsulateWith<>;
 
 }  // namespace gpunfv::esp

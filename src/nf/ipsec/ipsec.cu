@@ -21,7 +21,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
-#include "gpu/per_packet_kernel.cuh"
+#include "nf/run_per_packet.h"
 #include "gpu/stream.h"
 #include "nf/ipsec/esp_order.h"
 #include "nf/ipsec/ipsec.h"
@@ -51,8 +51,33 @@ namespace {
 
 constexpr int kOrderThreads = 128;  // 4 warps, 4 SAs per block
 // A packet's crypto is thousands of instructions on one thread, so the per-packet kernels use
-// small blocks: a batch of 2048 packets spreads over 32 SMs instead of 8.
-constexpr int kCryptoThreads = 64;
+// small blocks (a batch of 2048 packets spreads over 16 SMs, not 8 as with 256 threads). Each
+// block stages the AES table's 32 lane copies (32 KiB of shared memory, aes::LaneTable), which
+// allows 7 blocks per SM; at 128 threads the registers (about 90 a thread) allow 5, 20 warps.
+constexpr int kCryptoThreads = 128;
+
+// The ESP per-packet step (Encapsulate or Decapsulate) with AES's round table in shared memory.
+template <template <typename> class Step>
+__global__ void __launch_bounds__(kCryptoThreads)
+esp_crypto_kernel(BatchView b, uint8_t position, esp::EspView v) {
+  __shared__ uint32_t lanes[aes::LaneTable::kWords];
+  const uint32_t* te = aes::table();
+  for (uint32_t k = threadIdx.x; k < aes::LaneTable::kWords; k += blockDim.x)
+    lanes[k] = te[k / aes::LaneTable::kLanes];
+  __syncthreads();
+  const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
+    step_packet(b, i, position, v, step);
+}
+
+template <template <typename> class Step>
+void launch_esp_crypto(const BatchView& b, uint8_t position, const esp::EspView& v,
+                       const GpuStream& s) {
+  int blocks = int((b.count + kCryptoThreads - 1) / kCryptoThreads);
+  if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
+  esp_crypto_kernel<Step><<<blocks, kCryptoThreads, 0, s.stream>>>(b, position, v);
+  GPUNFV_CUDA(cudaGetLastError());
+}
 
 __global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
@@ -65,6 +90,18 @@ __global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) 
 // SA's packets before it, exactly the numbers the CPU's sequential loop hands out. (A warp
 // walking the batch 32 packets at a time was a chain of ~N/32 dependent global loads: at a
 // batch of 8192 it made this pass the IPsec stage's bottleneck.)
+// A record's words as aligned 32-bit accesses: the results array is 256-byte aligned, every NF's
+// slice and the stride are multiples of 4 (chain/batch_shape.cpp), and the GPU is little-endian
+// like the record's layout. read_record's byte loads (12 a record, on rows result_stride apart)
+// were most of this kernel's memory instructions: 227 us per 32768-packet batch on an H100,
+// three times the encryption's time, which made numbering the IPsec stage's limit.
+__device__ GPUNFV_FORCEINLINE uint32_t* record_words(const BatchView& b, uint32_t i,
+                                                     uint32_t offset) {
+  return reinterpret_cast<uint32_t*>(b.results.framework_data() + size_t(i) * b.result_stride +
+                                     offset);
+}
+constexpr int kRecordSa = 0, kRecordSeq = 1, kRecordFlags = 2;  // EspRecord's fields, in words
+
 constexpr int kNumberThreads = 1024;  // a tile of 8192 packets: one pass over a default batch
 constexpr int kNumberItems = 8;
 
@@ -84,21 +121,19 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa
         const uint32_t i = first + j;
         if (i >= b.count) break;
         const bool here = esp::at_position(b, i, position);
-        const bool of_sa = esp::read_record(b, i, result_offset).sa == sa;
+        const bool of_sa = record_words(b, i, result_offset)[kRecordSa] == sa;
         mine |= uint32_t(here && of_sa) << j;
       }
       uint32_t before = 0, tile_total = 0;
       Scan(scan_storage).ExclusiveSum(uint32_t(__popc(mine)), before, tile_total);
       for (uint32_t j = 0; mine; ++j, mine >>= 1) {
         if (!(mine & 1u)) continue;
-        const uint32_t i = first + j;
-        esp::EspRecord rec = esp::read_record(b, i, result_offset);
+        uint32_t* rec = record_words(b, first + j, result_offset);
         const uint64_t seq = next + before++;
         if (seq > esp::kLastSeq)
-          rec.flags |= esp::kSeqExhausted;
+          rec[kRecordFlags] |= esp::kSeqExhausted;
         else
-          rec.seq = uint32_t(seq);
-        esp::write_record(b, i, result_offset, rec);
+          rec[kRecordSeq] = uint32_t(seq);
       }
       next += tile_total;
       __syncthreads();  // scan_storage is reused by the next tile
@@ -161,8 +196,6 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
   const int number_blocks = int(sa_count < 1024 ? sa_count : 1024);
   IsoSpan<esp::SaState> state = table_.device_state();
 
-  GpuStream crypto = s;
-  crypto.threads_per_block = kCryptoThreads;
 
   std::lock_guard<std::mutex> lock(gpu_->m);
   // Runs `pass` on the NF's ordering stream after everything queued so far on the batch's
@@ -207,9 +240,9 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
                                                                            sa_count, state);
       });
     }
-    launch_per_packet(db, position, v, esp::Encapsulate{}, crypto);
+    launch_esp_crypto<esp::EncapsulateWith>(db, position, v, s);
   } else {
-    launch_per_packet(db, position, v, esp::Decapsulate{}, crypto);
+    launch_esp_crypto<esp::DecapsulateWith>(db, position, v, s);
     ordered([&] {
       replay_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
                                                                      sa_count, state);
@@ -221,7 +254,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
 GPUNFV_REGISTER_KERNEL(select_sa_kernel);
 GPUNFV_REGISTER_KERNEL(number_kernel);
 GPUNFV_REGISTER_KERNEL(replay_kernel);
-GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Encapsulate>);
-GPUNFV_REGISTER_KERNEL(per_packet_kernel<esp::EspView, esp::Decapsulate>);
+GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::EncapsulateWith>);
+GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::DecapsulateWith>);
 
 }  // namespace gpunfv

@@ -11,6 +11,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include "chain/processing_stage.h"
@@ -53,7 +54,9 @@ std::string nf(const std::string& name, const std::string& direction, bool bypas
 
 // Reads the whole input into batches (ingress numbers in seq, as the executor sets them), runs
 // them through run_chain_cpu in order and through the GPU stage all at once, and compares.
-void compare_backends(const std::string& cfg_path) {
+// `adjust` runs on the NFs once both backends are prepared.
+void compare_backends(const std::string& cfg_path,
+                      const std::function<void(RuntimeConfig&)>& adjust = {}) {
   RuntimeConfig rc = load_runtime_config(cfg_path);
   const BatchShape shape = plan_batch_shape(rc);
   auto stage = make_gpu_stage(rc, shape);
@@ -61,6 +64,7 @@ void compare_backends(const std::string& cfg_path) {
     n->prepare(Backend::cpu);
     n->prepare(Backend::gpu);
   }
+  if (adjust) adjust(rc);
   Port& port = *rc.ports[0];
   BatchPairs pairs = read_batch_pairs(port, shape);
   ASSERT_GT(pairs.cpu.size(), size_t(rc.settings.gpu_in_flight));  // more than in flight at once
@@ -76,6 +80,23 @@ TEST(IpsecGpu, OutboundEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   compare_backends(
       config("ipsec-gpu-out", kTrace + ", repeat: 4", nf("enc", "outbound", false), "[enc]"));
+}
+
+// Both SAs run out of sequence numbers part way through the run (RFC 4303 3.3.3): the GPU's
+// numbering marks the same packets exhausted as the CPU's.
+TEST(IpsecGpu, SequenceExhaustionEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  compare_backends(
+      config("ipsec-gpu-exhaust", kTrace + ", repeat: 4", nf("enc", "outbound", false), "[enc]"),
+      [](RuntimeConfig& rc) {
+        auto& ipsec = dynamic_cast<IpsecGateway&>(*rc.nfs[0]);
+        IsoSpan<esp::SaState> host = ipsec.table().host_state();
+        for (size_t k = 0; k < host.size(); ++k) host[k].next_seq = 0xFFFFFFFFull - 700;
+        IsoSpan<esp::SaState> device = ipsec.table().device_state();  // prepare() made it fresh
+        ASSERT_EQ(cudaMemcpy(device.framework_data(), host.framework_data(),
+                             host.size() * sizeof(esp::SaState), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+      });
 }
 
 TEST(IpsecGpu, OutboundThenInboundEqualsCpu) {
