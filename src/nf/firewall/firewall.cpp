@@ -48,7 +48,7 @@ Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, Firewall
       no_match_action_(no_match_action),
       rules_file_(std::move(rules_file)),
       classifier_(rules_),
-      counts_(kCounterLanes * (rules_.size() + 2), 0) {}
+      counts_(kCollectShards, kCounterLanes, rules_.size() + 2) {}
 
 std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
   node.only_keys({"name", "type", "rules", "action", "default"});
@@ -87,26 +87,24 @@ void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
   run_per_packet_cpu(b, begin, end, position, host_view(), FirewallLogic{});
 }
 
-void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
+  collect_range(b, position, ctx, 0, b.count, 0);
+}
+
+void Firewall::collect_range(const BatchView& b, uint8_t position, const CollectContext&,
+                             uint32_t begin, uint32_t end, uint32_t shard) {
   const CollectScan scan(b, result_offset(), kFirewallResultBytes);
+  if (begin > end || end > scan.count()) iso_violation(end, scan.count());
   // Branch-free, one counter per result word (rules, then no match, then not IPv4) in one of
-  // kCounterLanes lanes by packet index: runs of packets hitting one rule (all of the chain
-  // benchmarks' traffic hits one) then increment kCounterLanes counters in turn, not one
-  // whose every increment waits for the one before.
+  // kCounterLanes lanes by packet index (nf/shard_counters.h: why lanes).
   const uint32_t rules = uint32_t(rules_.size());
-  const size_t lane_size = rules + 2;
-  uint64_t* counts = counts_.data();
-  for (uint32_t i = 0; i < scan.count(); ++i) {
+  const size_t lane_size = counts_.slots();
+  uint64_t* counts = counts_.shard(shard);
+  for (uint32_t i = begin; i < end; ++i) {
     const uint32_t rule = scan.word(i, 0);
     const uint32_t slot = rule < rules ? rule : rule == kNoRule ? rules : rules + 1;
     counts[(i % kCounterLanes) * lane_size + slot] += scan.reached(i, position);
   }
-}
-
-uint64_t Firewall::counted(size_t slot) const {
-  uint64_t n = 0;
-  for (uint32_t l = 0; l < kCounterLanes; ++l) n += counts_[l * (rules_.size() + 2) + slot];
-  return n;
 }
 
 std::vector<uint64_t> Firewall::rule_hits() const {
@@ -121,12 +119,13 @@ void Firewall::collect_per_packet(const BatchView& b, uint8_t position) {
     IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);
     const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
                           (uint32_t(r[3]) << 24);
+    uint64_t* counts = counts_.shard(0);
     if (rule < rules_.size())
-      ++counts_[rule];
+      ++counts[rule];
     else if (rule == kNoRule)
-      ++counts_[rules_.size()];
+      ++counts[rules_.size()];
     else
-      ++counts_[rules_.size() + 1];
+      ++counts[rules_.size() + 1];
   }
 }
 

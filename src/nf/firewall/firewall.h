@@ -25,6 +25,7 @@
 #include "nf/firewall/classbench_file.h"
 #include "nf/firewall/firewall_logic.h"
 #include "nf/network_function.h"
+#include "nf/shard_counters.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
@@ -51,6 +52,11 @@ class Firewall final : public NetworkFunction {
 #endif
   uint32_t result_bytes() const override { return kFirewallResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // collect() only counts: kCollectShards threads share it (nf/shard_counters.h).
+  static constexpr uint32_t kCollectShards = 2;
+  uint32_t collect_shards() const override { return kCollectShards; }
+  void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
+                     uint32_t begin, uint32_t end, uint32_t shard) override;
   // The plain per-packet loop collect() replaced (one bounds-checked record read and one
   // counter increment per packet): the reference tests and bench/collect_bench compare it with.
   void collect_per_packet(const BatchView& b, uint8_t position);
@@ -75,7 +81,7 @@ class Firewall final : public NetworkFunction {
 
  private:
   static constexpr uint32_t kCounterLanes = 4;
-  uint64_t counted(size_t slot) const;  // summed over the lanes
+  uint64_t counted(size_t slot) const { return counts_.total(slot); }
 
   std::vector<FiveTupleRule> rules_;
   std::vector<long> rule_lines_;     // file line of each rule, for messages
@@ -83,8 +89,8 @@ class Firewall final : public NetworkFunction {
   FirewallAction no_match_action_;
   std::string rules_file_;
   BitVectorClassifier classifier_;
-  // What collect() counted: kCounterLanes lanes of (hits per rule, no match, not IPv4).
-  std::vector<uint64_t> counts_;
+  // What collect() counted, per shard and lane: hits per rule, no match, not IPv4.
+  ShardCounters counts_;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint8_t> device_rule_drops_;
   BitVectorClassifierRef device_classifier_{};

@@ -63,7 +63,7 @@ IpsecGateway::IpsecGateway(std::string name, IpsecDirection direction,
       iv_epoch_(iv_epoch),
       table_(sas),
       order_("ipsec " + this->name()),
-      sa_packets_(sas.size(), 0) {
+      sa_packets_(kCollectShards, kCounterLanes, sas.size() + 1) {
   std::set<uint32_t> spis;
   for (const auto& sa : sas) {
     if (!spis.insert(sa.spi).second)
@@ -164,19 +164,24 @@ void IpsecGateway::prepare(Backend backend) {
 #endif
 }
 
-void IpsecGateway::collect(const BatchView& b, uint8_t position, const CollectContext&) {
+void IpsecGateway::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
+  collect_range(b, position, ctx, 0, b.count, 0);
+}
+
+void IpsecGateway::collect_range(const BatchView& b, uint8_t position, const CollectContext&,
+                                 uint32_t begin, uint32_t end, uint32_t shard) {
   const CollectScan scan(b, result_offset(), esp::kRecordBytes);
+  if (begin > end || end > scan.count()) iso_violation(end, scan.count());
   // Branch-free: packets this NF passed on count for their SA (their records are this
-  // batch's); the others, and bypassed ones (kNoSa), count in a last slot that is dropped.
-  const uint32_t sas = uint32_t(sa_packets_.size());
-  sa_scratch_.assign(sas + 1, 0);
-  uint64_t* counts = sa_scratch_.data();
-  for (uint32_t i = 0; i < scan.count(); ++i) {
+  // batch's); the others, and bypassed ones (kNoSa), count in the sink slot.
+  const uint32_t sas = uint32_t(table_.size());
+  const size_t lane_size = sa_packets_.slots();
+  uint64_t* counts = sa_packets_.shard(shard);
+  for (uint32_t i = begin; i < end; ++i) {
     const bool passed = scan.reached(i, position) & !scan.dropped_at(i, position);
     const uint32_t sa = scan.word(i, 0);
-    ++counts[passed && sa < sas ? sa : sas];
+    ++counts[(i % kCounterLanes) * lane_size + (passed && sa < sas ? sa : sas)];
   }
-  for (uint32_t s = 0; s < sas; ++s) sa_packets_[s] += counts[s];
 }
 
 void IpsecGateway::collect_per_packet(const BatchView& b, uint8_t position) {
@@ -185,8 +190,8 @@ void IpsecGateway::collect_per_packet(const BatchView& b, uint8_t position) {
     // Packets this NF passed on; their records are this batch's.
     if (!reached_node(b, i, position) || dropped_at_node(b, i, position)) continue;
     esp::EspRecord rec = esp::read_record(b, i, offset);
-    if (rec.sa >= sa_packets_.size()) continue;  // bypassed
-    ++sa_packets_[rec.sa];
+    if (rec.sa >= table_.size()) continue;  // bypassed
+    ++sa_packets_.shard(0)[rec.sa];
   }
 }
 
@@ -198,7 +203,7 @@ void IpsecGateway::report(nlohmann::json& j) const {
     sas.push_back({{"spi", spi_text(sa.spi)},
                    {"local", format_ipv4(sa.local)},
                    {"remote", format_ipv4(sa.remote)},
-                   {"packets", sa_packets_[i]}});
+                   {"packets", sa_packets_.total(i)}});
   }
   j["sas"] = std::move(sas);
 }
@@ -215,7 +220,7 @@ std::string IpsecGateway::command(std::string_view cmd) const {
       int len = __builtin_popcount(sa.match_mask);
       out += " match " + format_prefix(Ipv4Prefix{sa.match_addr, uint8_t(len)});
     }
-    out += ", " + std::to_string(sa_packets_[i]) + " packets\n";
+    out += ", " + std::to_string(sa_packets_.total(i)) + " packets\n";
   }
   return out;
 }

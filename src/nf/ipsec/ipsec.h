@@ -43,6 +43,7 @@
 #include "nf/ipsec/ingress_order.h"
 #include "nf/ipsec/sa_table.h"
 #include "nf/network_function.h"
+#include "nf/shard_counters.h"
 
 namespace gpunfv {
 
@@ -70,6 +71,11 @@ class IpsecGateway final : public NetworkFunction {
     return direction_ == IpsecDirection::outbound ? esp::kMaxGrowth : 0;
   }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  // collect() only counts: kCollectShards threads share it (nf/shard_counters.h).
+  static constexpr uint32_t kCollectShards = 2;
+  uint32_t collect_shards() const override { return kCollectShards; }
+  void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
+                     uint32_t begin, uint32_t end, uint32_t shard) override;
   // The plain per-packet loop collect() replaced: the reference tests and bench/collect_bench
   // compare it with.
   void collect_per_packet(const BatchView& b, uint8_t position);
@@ -91,8 +97,9 @@ class IpsecGateway final : public NetworkFunction {
   uint32_t iv_epoch_;
   esp::SaTable table_;
   mutable esp::IngressOrder order_;   // CPU backend: ordered steps in ingress order
-  std::vector<uint64_t> sa_packets_;  // per SA: packets this NF passed, from collect()
-  std::vector<uint64_t> sa_scratch_;  // collect(): this batch's counts, then a sink slot
+  static constexpr uint32_t kCounterLanes = 4;
+  // Per SA: packets this NF passed, from collect(), then a sink slot for the others.
+  ShardCounters sa_packets_;
 #if GPUNFV_HAVE_CUDA
   struct GpuStateDeleter {
     void operator()(GpuState* s) const;
