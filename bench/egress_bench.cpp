@@ -71,7 +71,8 @@ RunStats fresh_stats(const RuntimeConfig& rc) {
     st.ports.push_back(std::make_unique<PortCounters>());
     st.ports.back()->name = p->name();
   }
-  for (const auto& nf : rc.nfs) st.nfs.push_back(NfCounters{nf->name(), std::string(nf->type()), 0, 0, {}});
+  for (const auto& nf : rc.nfs)
+    st.nfs.push_back(NfCounters{nf->name(), std::string(nf->type()), 0, 0, {}});
   return st;
 }
 
@@ -134,7 +135,8 @@ void run_egress(benchmark::State& st, Setup& s, uint32_t threads) {
   if (in.forwarded + in.dropped_total != packets || tx != in.forwarded ||
       in.dropped.total() != in.dropped_total)
     st.SkipWithError(fmt::format("{} packets fed, {} sent, {} forwarded + {} dropped", packets, tx,
-                                 in.forwarded.load(), in.dropped_total.load()).c_str());
+                                 in.forwarded.load(), in.dropped_total.load())
+                         .c_str());
   const double n = double(packets);
   const Run run{uint64_t(st.iterations()), ns / n, stats.egress.value("cpu_s", 0.0) * 1e9 / n,
                 stats.egress.value("in_turn_cpu_s", 0.0) * 1e9 / n};
@@ -149,9 +151,11 @@ Run median(std::vector<Run> runs) {
   if (runs.empty()) return {};
   uint64_t most = 0;
   for (const Run& r : runs) most = std::max(most, r.iterations);
-  runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const Run& r) { return r.iterations != most; }),
-             runs.end());
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.wall_ns < b.wall_ns; });
+  runs.erase(
+      std::remove_if(runs.begin(), runs.end(), [&](const Run& r) { return r.iterations != most; }),
+      runs.end());
+  std::sort(runs.begin(), runs.end(),
+            [](const Run& a, const Run& b) { return a.wall_ns < b.wall_ns; });
   return runs[runs.size() / 2];
 }
 
@@ -189,8 +193,9 @@ int main(int argc, char** argv) {
               config.c_str(), v.count, dropped, unsigned(s.rc.ports.size()));
   warn_if_few_cpus("egress_bench", 3);
   for (uint32_t threads : {1u, 2u, 3u})
-    benchmark::RegisterBenchmark(fmt::format("egress/threads:{}", threads).c_str(),
-                                 [&s, threads](benchmark::State& st) { run_egress(st, s, threads); })
+    benchmark::RegisterBenchmark(
+        fmt::format("egress/threads:{}", threads).c_str(),
+        [&s, threads](benchmark::State& st) { run_egress(st, s, threads); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   benchmark::RunSpecifiedBenchmarks();
@@ -200,7 +205,9 @@ int main(int argc, char** argv) {
   // says what the split costs, and the CPU time in turns (tx calls and hand-off, one thread at a
   // time per chain) bounds the rate any number of threads can reach: 1000 / turn Mpps.
   const double base = median(g_runs[1]).wall_ns;
-  std::printf("\n| egress threads per chain | elapsed ns/packet | Mpps | speedup vs 1 thread | egress CPU ns/packet | of it in turns (ordered) |\n");
+  std::printf(
+      "\n| egress threads per chain | elapsed ns/packet | Mpps | speedup vs 1 thread | egress CPU "
+      "ns/packet | of it in turns (ordered) |\n");
   std::printf("|---|---|---|---|---|---|\n");
   for (const auto& [threads, runs] : g_runs) {
     const Run r = median(runs);

@@ -1,8 +1,10 @@
 // Egress over several threads per chain (chain/egress.h) on the CPU backend: with 3 threads the
 // runs equal one thread's: every port's frames in the same order (the captures' frames equal
-// byte for byte), the same counters per port and per NF, every packet accounted for; through several
-// chains, a branch, NF drops, no_egress drops and a port that refuses frames (port_tx_error);
-// and NIDS's alert log keeps its lines in packet order.
+// byte for byte), the same counters per port and per NF, every packet accounted for; through
+// several chains, a branch, NF drops, no_egress drops and a port that refuses frames
+// (port_tx_error); and NIDS's alert log keeps its lines in packet order.
+#include "chain/egress.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "chain/egress.h"
 #include "chain/executor.h"
 #include "chain/runtime_config.h"
 #include "nf/run_per_packet.h"
@@ -34,7 +35,8 @@ struct DropLogic {
 // Passes packets on, dropping some; collects nothing (egress does all the accounting).
 class DropNf final : public NetworkFunction {
  public:
-  DropNf(std::string name, uint32_t drop_mod) : NetworkFunction(std::move(name)), drop_mod_(drop_mod) {}
+  DropNf(std::string name, uint32_t drop_mod)
+      : NetworkFunction(std::move(name)), drop_mod_(drop_mod) {}
   std::string_view type() const override { return "dropper"; }
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
@@ -92,26 +94,28 @@ std::vector<std::string> pcap_frames(const std::string& file) {
 }
 
 struct Outcome {
-  nlohmann::json counters;  // per port and per NF
+  nlohmann::json counters;                                   // per port and per NF
   std::map<std::string, std::vector<std::string>> captures;  // frames per capture file
   std::vector<uint64_t> refused_port_taken;
   size_t egress_threads = 0;
 };
 
-// Three chains: `one` (a branch, drops) and `two` share NF b, so one set of egress threads
-// serves both; `three` has its own. Generators on one queue each, so each port's frames
+// Four chains: `one` (a branch, drops), `two` and `four` (no egress port: every packet
+// no_egress) share NFs, so one set of egress threads serves them; `three` has its own. Generators on one queue each, so each port's frames
 // come in one order whatever the threads do.
 Outcome run_chains(const std::string& name, uint32_t per_chain) {
   auto dir = testing::temp_dir(name);
   testing::write_file(dir / "empty.rules", "");
   std::string nfs = "nfs:\n";
   for (const char* n : {"a", "b", "c", "d"})
-    nfs += std::string("  - {name: ") + n + ", type: firewall, rules: empty.rules, default: accept}\n";
+    nfs +=
+        std::string("  - {name: ") + n + ", type: firewall, rules: empty.rules, default: accept}\n";
   const std::string yaml = R"(
 ports:
   - {name: g1, type: generator, count: 40000, flows: 300, size: 64-200, seed: 11}
   - {name: g2, type: generator, count: 25000, flows: 100, size: 64, seed: 12}
   - {name: g3, type: generator, count: 30000, flows: 500, size: 128, seed: 13}
+  - {name: g4, type: generator, count: 5000, flows: 50, size: 64, seed: 14}
   - {name: out1, type: pcap, tx: out1.pcap}
   - {name: out2, type: pcap, tx: out2.pcap}
   - {name: refusing, type: discard}
@@ -120,30 +124,32 @@ chains:
   - {name: one, from: g1, to: out1, path: [{nf: a, next: [b, done]}, b]}
   - {name: two, from: g2, to: out2, path: [b, c]}
   - {name: three, from: g3, to: refusing, path: [d]}
+  - {name: four, from: g4, path: [c]}
 settings: {batch_size: 64, batches: 32, workers: 2, egress_threads_per_chain: )" +
                            std::to_string(per_chain) + "}\n";
   RuntimeConfig rc = load_runtime_config(testing::write_file(dir / "c.yaml", yaml));
   const std::map<std::string, uint32_t> drop_mod = {{"a", 5}, {"b", 7}, {"c", 0}, {"d", 3}};
   for (auto& nf : rc.nfs) nf = std::make_unique<DropNf>(nf->name(), drop_mod.at(nf->name()));
-  rc.ports[5] = std::make_unique<RefusingPort>("refusing", 5);
+  rc.ports[6] = std::make_unique<RefusingPort>("refusing", 6);
   Outcome o;
   Settings s = rc.settings;
   o.egress_threads = Egress::threads_per_chain(s);
   RunStats st = run(rc, RunOptions{Backend::cpu, 0, nullptr});
   EXPECT_EQ(st.accounting_errors(), "") << name;
-  EXPECT_EQ(st.total_rx(), 95000u);
+  EXPECT_EQ(st.total_rx(), 100000u);
   for (const auto& p : st.ports) {
     nlohmann::json drops = nlohmann::json::object();
     for (int r = 0; r < kDropReasonCount; ++r)
       if (p->dropped.by_reason[r]) drops[std::to_string(r)] = p->dropped.by_reason[r];
-    o.counters["port " + p->name] = {p->rx_packets.load(), p->tx_packets.load(), p->tx_bytes.load(),
-                                     p->forwarded.load(), p->dropped_total.load(), drops};
+    o.counters["port " + p->name] = {p->rx_packets.load(),    p->tx_packets.load(),
+                                     p->tx_bytes.load(),      p->forwarded.load(),
+                                     p->dropped_total.load(), drops};
   }
   for (const auto& n : st.nfs) {
     std::vector<uint64_t> drops(n.drops.by_reason.begin(), n.drops.by_reason.end());
     o.counters["nf " + n.name] = {n.in, n.out, drops};
   }
-  o.refused_port_taken = static_cast<RefusingPort&>(*rc.ports[5]).taken;
+  o.refused_port_taken = static_cast<RefusingPort&>(*rc.ports[6]).taken;
   rc.ports.clear();  // closes the captures
   for (const char* f : {"out1.pcap", "out2.pcap"}) o.captures[f] = pcap_frames(read_file(dir / f));
   return o;
@@ -165,18 +171,23 @@ TEST(Egress, SeveralThreadsPerChainEqualOneThread) {
   // And the drops this test means to cover all happened.
   const auto& a = one.counters["nf a"];
   EXPECT_GT(a[2][static_cast<int>(DropReason::firewall_rule)].get<uint64_t>(), 1000u);
+  EXPECT_EQ(one.counters["port g4"][5][std::to_string(static_cast<int>(DropReason::no_egress))],
+            5000u);
   const auto& refusing_in = one.counters["port g3"][5];
-  EXPECT_GT(refusing_in[std::to_string(static_cast<int>(DropReason::port_tx_error))].get<uint64_t>(), 1000u);
+  EXPECT_GT(
+      refusing_in[std::to_string(static_cast<int>(DropReason::port_tx_error))].get<uint64_t>(),
+      1000u);
 }
 
 // NIDS with an alert log: a line per alert in packet order, the same lines with 3 egress
 // threads as with 1 (batches of 8 packets, so the threads share many batches).
 std::string alert_log(const std::string& name, uint32_t per_chain) {
   auto dir = testing::temp_dir(name);
-  testing::write_file(dir / "http.rules",
-                      "alert tcp any any -> any any (msg:\"get\"; content:\"GET\"; sid:1;)\n"
-                      "alert tcp any any -> any any (msg:\"http\"; content:\"http\"; nocase; sid:2;)\n"
-                      "alert tcp any any -> any any (msg:\"html\"; content:\"html\"; sid:3;)\n");
+  testing::write_file(
+      dir / "http.rules",
+      "alert tcp any any -> any any (msg:\"get\"; content:\"GET\"; sid:1;)\n"
+      "alert tcp any any -> any any (msg:\"http\"; content:\"http\"; nocase; sid:2;)\n"
+      "alert tcp any any -> any any (msg:\"html\"; content:\"html\"; sid:3;)\n");
   const std::string trace = testing::source_dir() + "/data/traces/http_with_jpegs.cap";
   const std::string yaml = "ports:\n  - {name: in, type: pcap, rx: " + trace +
                            "}\n  - {name: out, type: discard}\n"
@@ -184,7 +195,8 @@ std::string alert_log(const std::string& name, uint32_t per_chain) {
                            "alerts: alerts.json}\n"
                            "chains:\n  - {from: in, path: [ids], to: out}\n"
                            "settings: {batch_size: 8, batches: 32, workers: 2, "
-                           "egress_threads_per_chain: " + std::to_string(per_chain) + "}\n";
+                           "egress_threads_per_chain: " +
+                           std::to_string(per_chain) + "}\n";
   RuntimeConfig rc = load_runtime_config(testing::write_file(dir / "c.yaml", yaml));
   RunStats st = run(rc, RunOptions{Backend::cpu, 0, nullptr});
   EXPECT_EQ(st.accounting_errors(), "");
