@@ -42,7 +42,7 @@ fi
 if has bench; then
   log "egress_bench (this host's CPU)"
   timeout 60 "$BIN/egress_bench" --benchmark_min_time=0.5s --benchmark_repetitions=3 \
-    --benchmark_color=false > "$OUT/egress_bench.txt" 2>&1
+    --benchmark_enable_random_interleaving=true --benchmark_color=false > "$OUT/egress_bench.txt" 2>&1
   rc=$?; echo "egress_bench exit $rc"; status+=("egress_bench exit $rc")
   sed -n '/^| egress threads/,$p' "$OUT/egress_bench.txt"
 fi
@@ -100,8 +100,9 @@ def cpu(path):
     except OSError:
         pass
     return rows
-print("| policy | egress threads per chain | Mpps | vs 1 thread | accounting | egress threads, % of a core | busiest other thread |")
-print("|---|---|---|---|---|---|---|")
+print("| policy | egress threads per chain | Mpps | vs 1 thread | accounting | egress threads, % of a core |"
+      " egress CPU in turns (ordered) | busiest other thread |")
+print("|---|---|---|---|---|---|---|---|")
 for policy in ("unco", "gnet"):
     base = None
     for t in threads:
@@ -110,12 +111,14 @@ for policy in ("unco", "gnet"):
         if t == threads[0]:
             base = mpps
         acct = "-" if not r else ("ok" if r.get("accounting_ok") else "ERRORS")
+        e = (r or {}).get("egress", {})
+        turns = f"{100 * e['in_turn_cpu_s'] / e['cpu_s']:.0f}%" if e.get("cpu_s") else "-"
         rows = cpu(f"{out}/threads-{policy}-e{t}.txt")
         eg = " + ".join(f"{v:.0f}" for k, v in rows if k.startswith("gn-egress")) or "-"
         other = next((f"{k} {v:.0f}" for k, v in rows if not k.startswith("gn-egress")), "-")
         f = lambda x: f"{x:.1f}" if x is not None else "-"
         ratio = f"{mpps / base:.2f}" if mpps and base else "-"
-        print(f"| {policy} | {t} | {f(mpps)} | {ratio} | {acct} | {eg} | {other} |")
+        print(f"| {policy} | {t} | {f(mpps)} | {ratio} | {acct} | {eg} | {turns} | {other} |")
 print("(before, one egress thread: unco 108.2 Mpps with egress at 98.6%, gnet 92.6 at 78%;"
       " bench/results/chains-sd-s12-h200)")
 PY
