@@ -41,7 +41,7 @@ fi
 
 if has bench; then
   log "egress_bench (this host's CPU)"
-  timeout 60 "$BIN/egress_bench" --benchmark_min_time=0.5s --benchmark_repetitions=3 \
+  timeout 60 "$BIN/egress_bench" --benchmark_min_time=0.5 --benchmark_repetitions=3 \
     --benchmark_enable_random_interleaving=true --benchmark_color=false > "$OUT/egress_bench.txt" 2>&1
   rc=$?; echo "egress_bench exit $rc"; status+=("egress_bench exit $rc")
   sed -n '/^| egress threads/,$p' "$OUT/egress_bench.txt"
