@@ -16,6 +16,7 @@
 
 #include "chain/executor.h"
 #include "chain/runtime_config.h"
+#include "core/error.h"
 #include "nf/run_per_packet.h"
 #include "tests/chain/chain_test_util.h"
 
@@ -101,8 +102,8 @@ struct Outcome {
 };
 
 // Four chains: `one` (a branch, drops), `two` and `four` (no egress port: every packet
-// no_egress) share NFs, so one set of egress threads serves them; `three` has its own. Generators on one queue each, so each port's frames
-// come in one order whatever the threads do.
+// no_egress) share NFs, so one set of egress threads serves them; `three` has its own. Generators
+// on one queue each, so each port's frames come in one order whatever the threads do.
 Outcome run_chains(const std::string& name, uint32_t per_chain) {
   auto dir = testing::temp_dir(name);
   testing::write_file(dir / "empty.rules", "");
@@ -216,6 +217,45 @@ TEST(Egress, NidsAlertLogKeepsPacketOrderWithSeveralThreads) {
   }
   EXPECT_GT(count, 10u);
   EXPECT_EQ(three, one);
+}
+
+// Threads: egress_threads_per_chain per set of chains (one set per group of chains sharing an
+// NF), egress_threads capping them all; the report says how many ran.
+uint64_t egress_threads_run(const std::string& name, const std::string& settings) {
+  auto dir = testing::temp_dir(name);
+  std::string yaml = "ports:\n";
+  for (int c = 0; c < 3; ++c)
+    yaml += "  - {name: g" + std::to_string(c) + ", type: generator, count: 2000, size: 64}\n";
+  yaml += "  - {name: out, type: discard}\nchains:\n";
+  for (int c = 0; c < 3; ++c) yaml += "  - {from: g" + std::to_string(c) + ", path: [], to: out}\n";
+  yaml += "settings: {batch_size: 64, " + settings + "}\n";
+  RuntimeConfig rc = load_runtime_config(testing::write_file(dir / "c.yaml", yaml));
+  RunStats st = run(rc, RunOptions{Backend::cpu, 0, nullptr});
+  EXPECT_EQ(st.accounting_errors(), "");
+  EXPECT_EQ(st.total_tx(), 6000u);
+  return st.egress.at("threads").get<uint64_t>();
+}
+
+TEST(Egress, ThreadsPerChainAndTheirCap) {
+  EXPECT_EQ(egress_threads_run("egress-n1", "egress_threads_per_chain: 1"), 3u);
+  EXPECT_EQ(egress_threads_run("egress-n2", "egress_threads_per_chain: 2"), 6u);
+  EXPECT_EQ(egress_threads_run("egress-cap", "egress_threads_per_chain: 2, egress_threads: 4"), 4u);
+  EXPECT_EQ(egress_threads_run("egress-cap1", "egress_threads_per_chain: 3, egress_threads: 1"),
+            1u);
+}
+
+TEST(Egress, ThreadsPerChainOutOfRangeIsAConfigErrorWithLine) {
+  auto dir = testing::temp_dir("egress-cfg");
+  const std::string cfg = testing::write_file(dir / "c.yaml",
+                                              "ports:\n  - {name: g, type: generator, count: 1}\n"
+                                              "chains:\n  - {from: g, path: []}\n"
+                                              "settings:\n  egress_threads_per_chain: 65\n");
+  try {
+    load_runtime_config(cfg);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.yaml:6"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
