@@ -20,7 +20,9 @@
 // RunStats by finish(); the atomic totals (tx, forwarded, dropped) are live for the progress line.
 //
 // Errors: a batch whose metadata arrays are shorter than its count is a std::logic_error on an
-// egress thread (the process ends: its counters could no longer add up).
+// egress thread (the process ends: its counters could no longer add up). If a chain's batch
+// never arrives, finish() says so on stderr and the ones after it stay unsent (the run's
+// accounting check then reports the missing packets).
 #pragma once
 
 #include <cstdint>
