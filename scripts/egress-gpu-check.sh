@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 4, a chain's egress over several threads (chain/egress.h): does S_d at 64 B pass the
 # 108 Mpps it reached with one egress thread (at 98.6% of a core, bench/results/chains-sd-s12-h200)
-# once its egress runs on 2 or 3 threads? Steps (about 4 minutes; at most 7.8 by the timeouts):
+# once its egress runs on 2 or 3 threads? Steps (about 4 minutes; at most 7.3 by the timeouts):
 #   tests  the egress and chain tests on the CPU backend, and the GPU chain tests (gpunfv_tests);
 #   bench  egress_bench on this host's CPU: ns/packet of S_d batches through egress, 1/2/3 threads;
 #   sd     S_d at 64 B, QUEUES=8 BATCH=32768, unco and gnet, SECS s each, with
