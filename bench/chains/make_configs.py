@@ -61,7 +61,7 @@ CHAINS = {
 }
 
 
-def config(chain, size, policy, model, batch, extra="", queues=1):
+def config(chain, size, policy, model, batch, extra="", queues=1, egress_threads=0):
     nfs = CHAINS[chain]
     to = "" if "router" in nfs else ", to: p1"
     s = f"""# {chain.upper()}: {' + '.join(nfs)}, {size}-byte frames, scheduler {policy}
@@ -81,6 +81,8 @@ settings:
 """
     if policy == "gnet" and model:
         s += f"  model: {Path(model).resolve()}\n"
+    if egress_threads:
+        s += f"  egress_threads_per_chain: {egress_threads}\n"
     return s
 
 
@@ -93,6 +95,8 @@ def main():
     ap.add_argument("--model", default="")
     ap.add_argument("--batch", type=int, default=8192)
     ap.add_argument("--queues", type=int, default=1)
+    ap.add_argument("--egress-threads", type=int, default=0,
+                    help="settings.egress_threads_per_chain (0: the runtime's default)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -100,7 +104,8 @@ def main():
         for size in a.sizes.split(","):
             for policy in a.policies.split(","):
                 (out / f"{chain}-{size}-{policy}.yaml").write_text(
-                    config(chain, int(size), policy, a.model, a.batch, queues=a.queues))
+                    config(chain, int(size), policy, a.model, a.batch, queues=a.queues,
+                           egress_threads=a.egress_threads))
     # One configuration holding every NF, for `gpunfv profile`.
     (out / "profile.yaml").write_text(config("sd", 64, "unco", "", a.batch))
 

@@ -7,16 +7,19 @@
 # env QUEUES: the generator's rx queues, one ingress thread each (default 8, for 16 cores);
 # QUEUES=1 is the single-ingress-thread setup of the earlier runs. env BATCH: settings.batch_size
 # (default 8192; gnet picks its own batch up to it, the other policies run at it).
+# env EGRESS_THREADS: settings.egress_threads_per_chain (default: unset, the runtime's default).
 set -uo pipefail
 BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
 SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}; CHAINS=${6:-sa,sb,sc,sd}
 QUEUES=${QUEUES:-8}
 BATCH=${BATCH:-8192}
+EGRESS_THREADS=${EGRESS_THREADS:-0}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUT/configs" "$OUT/reports" "$OUT/logs"
 python3 "$HERE/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies "$POLICIES" \
-  --chains "$CHAINS" --model "$OUT/model.json" --queues "$QUEUES" --batch "$BATCH"
-echo "generator queues: $QUEUES, batch_size: $BATCH" > "$OUT/queues.txt"
+  --chains "$CHAINS" --model "$OUT/model.json" --queues "$QUEUES" --batch "$BATCH" \
+  --egress-threads "$EGRESS_THREADS"
+echo "generator queues: $QUEUES, batch_size: $BATCH, egress_threads_per_chain: $EGRESS_THREADS (0: default)" > "$OUT/queues.txt"
 if [ ! -s "$OUT/model.json" ]; then
   echo "== gpunfv profile (nBench)"
   "$BIN/gpunfv" profile "$OUT/configs/profile.yaml" --sizes "$SIZES" --out "$OUT/model.json" \

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -13,6 +11,7 @@
 
 #include "chain/batch_shape.h"
 #include "chain/collect_workers.h"
+#include "chain/egress.h"
 #include "chain/gpuring_feed.h"
 #include "chain/gpuring_forward.h"
 #include "chain/processing_stage.h"
@@ -39,22 +38,6 @@ class Pipeline {
     std::mutex m;
     uint64_t batch = 0, packet = 0;  // next batch_seq, next packet seq
   };
-  struct Egress {
-    BlockingQueue<Batch*> finished;  // batches of this thread's chains, any order
-    LatencyHistogram latency;
-    std::vector<bool> used, held;    // per port: tx'd in this batch; lock held
-    std::vector<uint64_t> sent, sent_bytes;  // per port, this batch (one atomic add per batch)
-    std::vector<uint16_t> held_ports;
-    // Per port: this batch's packets for it, in order (lists[p][0, list_len[p])), sized to a
-    // whole batch once so the per-packet loop only stores and counts.
-    std::vector<std::vector<uint32_t>> lists;
-    std::vector<uint32_t*> list_data;  // lists[p].data()
-    std::vector<uint32_t> list_len;
-    std::vector<uint16_t> list_ports;          // ports with a non-empty list
-    std::vector<uint8_t> ok;                   // tx_list's answer per packet of a list
-    std::thread thread;
-  };
-
  public:
   Pipeline(RuntimeConfig& rc, const RunOptions& opt) : rc_(rc), opt_(opt) {
     shape_ = plan_batch_shape(rc);
@@ -92,11 +75,9 @@ class Pipeline {
     stats_.backend_detail = stage_->describe() + ", batch " +
                             std::to_string(rc.settings.batch_size) + " x " +
                             std::to_string(shape_.stride) + " B slots";
-    next_seq_.assign(rc.chains.size(), 0);
-    pending_.resize(rc.chains.size());
     for (size_t c = 0; c < rc.chains.size(); ++c) chain_seq_.push_back(std::make_unique<ChainSeq>());
-    plan_egress();
     make_ring_feeds(opt.backend);
+    make_egress();
     ring_forwards_ = std::make_unique<GpuRingForwards>(rc, stats_);
   }
 
@@ -117,8 +98,8 @@ class Pipeline {
     for (auto& f : feeds_)
       if (f) f->start();
     collect_ = std::make_unique<CollectWorkers>(rc_, [this](Batch* b) { pool_->release(b); });
-    stage_->start([this](Batch* b) { egress_[egress_of_chain_[b->chain]]->finished.push(b); });
-    for (auto& e : egress_) e->thread = std::thread([this, eg = e.get()] { egress_loop(*eg); });
+    stage_->start([this](Batch* b) { egress_->push(b); });
+    egress_->start();
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) {
       const uint16_t threads = ingress_threads(rc_.chains[c]);
@@ -134,11 +115,7 @@ class Pipeline {
     forwards.join();
     ring_forwards_->finish([this] { return past_deadline(monotonic_ns()); });
     stage_->stop();
-    for (auto& e : egress_) e->finished.close();
-    for (auto& e : egress_) {
-      e->thread.join();
-      stats_.latency.merge(e->latency);
-    }
+    egress_->finish();
     collect_->finish();  // every NF has seen every batch before it reports
     finish_ring_feeds();
     for (auto& p : rc_.ports)
@@ -273,249 +250,24 @@ class Pipeline {
     }
   }
 
-  // Egress threads: chains that share an NF are one group (its collect() and counters have one
-  // writer, and see its batches in order); groups go round robin to at most
-  // settings.egress_threads threads. With several threads, ports whose tx is not thread-safe
-  // get a lock (hold_tx).
-  void plan_egress() {
-    const size_t chains = rc_.chains.size();
-    std::vector<size_t> group(chains);
-    for (size_t c = 0; c < chains; ++c) group[c] = c;
-    auto root = [&](size_t c) {
-      while (group[c] != c) c = group[c] = group[group[c]];
-      return c;
-    };
-    std::map<uint16_t, size_t> chain_of_nf;
-    for (size_t c = 0; c < chains; ++c)
-      for (uint16_t nf : rc_.chains[c].path) {
-        auto [it, fresh] = chain_of_nf.emplace(nf, c);
-        if (!fresh) group[root(c)] = root(it->second);
-      }
-    std::map<size_t, size_t> thread_of_group;
-    const size_t cap = rc_.settings.egress_threads ? rc_.settings.egress_threads : SIZE_MAX;
-    egress_of_chain_.resize(chains);
-    for (size_t c = 0; c < chains; ++c) {
-      auto [it, fresh] = thread_of_group.emplace(root(c), thread_of_group.size() % cap);
-      egress_of_chain_[c] = it->second;
-    }
-    const size_t threads = std::max<size_t>(1, std::min(thread_of_group.size(), cap));
-    for (size_t t = 0; t < threads; ++t) {
-      egress_.push_back(std::make_unique<Egress>());
-      egress_.back()->used.assign(rc_.ports.size(), false);
-      egress_.back()->held.assign(rc_.ports.size(), false);
-      egress_.back()->sent.assign(rc_.ports.size(), 0);
-      egress_.back()->sent_bytes.assign(rc_.ports.size(), 0);
-      egress_.back()->lists.assign(rc_.ports.size(), std::vector<uint32_t>(shape_.capacity));
-      for (auto& l : egress_.back()->lists) egress_.back()->list_data.push_back(l.data());
-      egress_.back()->list_len.assign(rc_.ports.size(), 0);
-    }
-    tx_locks_.resize(rc_.ports.size());
-    for (size_t p = 0; p < rc_.ports.size(); ++p)
-      if (threads > 1 && rc_.ports[p]->has_tx() && !rc_.ports[p]->tx_thread_safe())
-        tx_locks_[p] = std::make_unique<std::mutex>();
-  }
-
-  void egress_loop(Egress& e) {
-    set_thread_name("gn-egress");
-    for (;;) {
-      auto got = e.finished.pop_for(std::chrono::milliseconds(10));
-      if (!got) {
-        if (e.finished.closed_and_empty()) break;
-        continue;
-      }
-      Batch* b = *got;
-      // Read once: b goes back to the pool below, and another chain's ingress may take it.
-      const uint16_t chain = b->chain;
-      auto& pend = pending_[chain];
-      pend.emplace(b->batch_seq, b);
-      // Transmit in ingress order: a batch waits for the ones received before it.
-      for (auto it = pend.begin(); it != pend.end() && it->first == next_seq_[chain];
-           it = pend.erase(it)) {
-        transmit(e, *it->second);
-        ++next_seq_[chain];
-        in_flight_.fetch_sub(1);
-        const Port& in_port = *rc_.ports[rc_.chains[chain].from];
-        const CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
-        if (it->second->is_external()) {
-          // A gpuring batch goes back to its ring in the order taken, once NFs have read it
-          // (prepare_egress ran in transmit).
-          collect_->collect_and_wait(it->second, ctx);
-          feeds_[chain]->give_back(it->second);
-        } else {
-          collect_->submit(it->second, ctx);
-        }
-      }
-    }
-  }
-
-  // Port p's tx lock, held until the batch is transmitted. Waits only while holding no other
-  // lock (else it first lets go of them), so egress threads never wait for each other in a cycle.
-  void hold_tx(Egress& e, uint16_t p) {
-    if (!tx_locks_[p] || e.held[p]) return;
-    if (!tx_locks_[p]->try_lock()) {
-      release_tx(e);
-      tx_locks_[p]->lock();
-    }
-    e.held[p] = true;
-    e.held_ports.push_back(p);
-  }
-
-  // Posts what the batch queued on each port it used (once per batch), then lets go of the locks.
-  void release_tx(Egress& e) {
-    for (size_t p = 0; p < e.used.size(); ++p)
-      if (e.used[p] && (e.held[p] || !tx_locks_[p])) {
-        rc_.ports[p]->tx_burst_end();
-        e.used[p] = false;
-      }
-    for (uint16_t p : e.held_ports) {
-      e.held[p] = false;
-      tx_locks_[p]->unlock();
-    }
-    e.held_ports.clear();
-  }
-
-  // Each port's list in one tx_list call, then what it sent counted (bytes, latency per run of
-  // packets received together) and what it refused dropped as port_tx_error.
-  void send_lists(Egress& e, const BatchView& v, PortCounters& in_pc, uint64_t now,
-                  uint64_t& forwarded, uint64_t& dropped) {
-    for (uint16_t eg : e.list_ports) {
-      const uint32_t* list = e.lists[eg].data();
-      const uint32_t n = e.list_len[eg];
-      e.list_len[eg] = 0;
-      if (e.ok.size() < n) e.ok.resize(n);
-      uint32_t sent = 0;
-      if (is_ring_port_[eg]) {  // no host batch goes out through a gpuring port
-        std::memset(e.ok.data(), 0, n);
+  // Egress (chain/egress.h) hands each batch back here in ingress order per chain: to the
+  // collect workers, and a gpuring batch back to its ring once the NFs have read it.
+  void make_egress() {
+    Egress::Hooks hooks;
+    for (auto& f : feeds_) hooks.feeds.push_back(f.get());
+    hooks.hand_off = [this](Batch* b) {
+      in_flight_.fetch_sub(1);
+      const uint16_t chain = b->chain;  // read first: b may go back to the pool below
+      const Port& in_port = *rc_.ports[rc_.chains[chain].from];
+      const CollectContext ctx{in_port.name(), in_port.type() == "pcap"};
+      if (b->is_external()) {
+        collect_->collect_and_wait(b, ctx);
+        feeds_[chain]->give_back(b);
       } else {
-        hold_tx(e, eg);
-        e.used[eg] = true;
-        sent = rc_.ports[eg]->tx_list(v, list, n, e.ok.data());
+        collect_->submit(b, ctx);
       }
-      // list[] holds indices below v.count (transmit checked the arrays against it).
-      const uint16_t* len = v.len.framework_data();
-      const uint64_t* rx_ns = v.rx_ns.framework_data();
-      uint64_t bytes = 0, run_rx_ns = 0, run_length = 0;
-      for (uint32_t k = 0; k < n; ++k) {
-        const uint32_t i = list[k];
-        if (!e.ok[k]) {
-          in_pc.dropped.add(DropReason::port_tx_error);
-          ++dropped;
-          continue;
-        }
-        bytes += len[i];
-        if (rx_ns[i] != run_rx_ns || run_length == 0) {
-          if (run_length) e.latency.record(now - run_rx_ns, run_length);
-          run_rx_ns = rx_ns[i];
-          run_length = 0;
-        }
-        ++run_length;
-      }
-      if (run_length) e.latency.record(now - run_rx_ns, run_length);
-      e.sent[eg] += sent;
-      e.sent_bytes[eg] += bytes;
-      forwarded += sent;
-    }
-    e.list_ports.clear();
-  }
-
-  void transmit(Egress& e, Batch& batch) {
-    const Chain& chain = rc_.chains[batch.chain];
-    // A GPU ring's device-resident batch: the frames the host reads come out of their slots.
-    if (batch.is_external()) feeds_[batch.chain]->prepare_egress(batch, chain);
-    const BatchView v = batch.view();
-    PortCounters& in_pc = *stats_.ports[chain.from];
-    const size_t nodes = chain.path.size();
-    uint64_t reached[kMaxChainNodes] = {};
-    DropCounts node_drops_small[4];  // small chains counted without allocation
-    std::vector<DropCounts> node_drops_long(nodes > 4 ? nodes : 0);
-    auto node_drops = [&](size_t k) -> DropCounts& {
-      return nodes > 4 ? node_drops_long[k] : node_drops_small[k];
     };
-    uint64_t forwarded = 0, dropped = 0;
-    const uint64_t now = monotonic_ns();
-    uint64_t run_rx_ns = 0, run_length = 0;  // packets received together share a latency
-    // A host batch goes out port by port: packets sorted into per-port lists here, one tx_list
-    // call per port below. A gpuring batch (its packets in ring slots) goes frame by frame.
-    const bool by_lists = !batch.is_external();
-    // This loop runs for every packet on one thread: the arrays are read through plain pointers,
-    // their bounds checked once here rather than at every access.
-    if (v.verdict.size() < v.count || v.visited.size() < v.count || v.next_nf.size() < v.count ||
-        v.out_port.size() < v.count || v.len.size() < v.count || v.rx_ns.size() < v.count)
-      throw std::logic_error("egress: a batch's arrays are shorter than its count");
-    const uint8_t* verdict = v.verdict.framework_data();
-    const uint32_t* visited = v.visited.framework_data();
-    const uint8_t* next_nf = v.next_nf.framework_data();
-    const uint16_t* out_port = v.out_port.framework_data();
-    const size_t nports = rc_.ports.size();
-    uint32_t* list_len = e.list_len.data();
-    uint32_t* const* lists = e.list_data.data();
-    // Packets each node saw: one pass per node over the visited bits (the compiler vectorises
-    // it). Counting inside the packet loop incremented the same few counters packet after
-    // packet, a chain of dependent memory updates: about 3 ns a packet at 4 NFs.
-    for (size_t k = 0; k < nodes; ++k) {
-      uint32_t saw = 0;
-      for (uint32_t i = 0; i < v.count; ++i) saw += (visited[i] >> k) & 1u;
-      reached[k] = saw;
-    }
-    for (uint32_t i = 0; i < v.count; ++i) {
-      auto reason = static_cast<DropReason>(verdict[i]);
-      // A drop with next_nf at a node is that NF's; kChainDone marks classify's drops.
-      if (reason != DropReason::none && next_nf[i] < nodes) node_drops(next_nf[i]).add(reason);
-      if (reason == DropReason::none) {
-        uint16_t eg = out_port[i] != kNoPort ? out_port[i] : chain.to;
-        if (eg == kNoPort || eg >= nports) {
-          reason = DropReason::no_egress;
-        } else if (by_lists) {
-          uint32_t& len = list_len[eg];
-          if (len == 0) e.list_ports.push_back(eg);
-          lists[eg][len++] = i;
-          continue;
-        } else {
-          hold_tx(e, eg);
-          e.used[eg] = true;
-          if (!port_tx(batch, eg, v, i)) {
-            reason = DropReason::port_tx_error;
-          } else {
-            ++e.sent[eg];
-            e.sent_bytes[eg] += v.len[i];
-            if (v.rx_ns[i] != run_rx_ns || run_length == 0) {
-              if (run_length) e.latency.record(now - run_rx_ns, run_length);
-              run_rx_ns = v.rx_ns[i];
-              run_length = 0;
-            }
-            ++run_length;
-            ++forwarded;
-            continue;
-          }
-        }
-      }
-      in_pc.dropped.add(reason);
-      ++dropped;
-      // A ring slot whose packet egress dropped is freed by the ring's tx loop, not sent.
-      if (batch.is_external()) {
-        v.verdict[i] = static_cast<uint8_t>(reason);
-        batch.verdicts_changed = true;
-      }
-    }
-    if (run_length) e.latency.record(now - run_rx_ns, run_length);
-    if (by_lists) send_lists(e, v, in_pc, now, forwarded, dropped);
-    // Ports that queue tx descriptors post them once per batch.
-    release_tx(e);
-    for (size_t p = 0; p < e.sent.size(); ++p)
-      if (e.sent[p]) {
-        stats_.ports[p]->tx_packets.fetch_add(e.sent[p], std::memory_order_relaxed);
-        stats_.ports[p]->tx_bytes.fetch_add(e.sent_bytes[p], std::memory_order_relaxed);
-        e.sent[p] = e.sent_bytes[p] = 0;
-      }
-    in_pc.forwarded.fetch_add(forwarded, std::memory_order_relaxed);
-    in_pc.dropped_total.fetch_add(dropped, std::memory_order_relaxed);
-    for (size_t k = 0; k < nodes; ++k) {
-      NfCounters& nc = stats_.nfs[chain.path[k]];
-      const DropCounts& d = node_drops(k);
-      nc.in += reached[k];
-      nc.out += reached[k] - d.total();
-      for (int r = 0; r < kDropReasonCount; ++r) nc.drops.by_reason[r] += d.by_reason[r];
-    }
+    egress_ = std::make_unique<Egress>(rc_, stats_, shape_, std::move(hooks));
   }
 
   // --- chains fed by gpuring ports (chain/gpuring_feed.h) ---------------------------------
@@ -558,18 +310,6 @@ class Pipeline {
       in_flight_.fetch_add(1);
       stage_->submit(b);
     }
-  }
-
-  // Egress of one packet. A packet of a ring batch sent to its own gpuring port stays in its
-  // slot for the ring's tx loop; sent to a host port, it is copied out from its slot and marked
-  // so the ring frees the slot. No port transmits for another gpuring port (config refuses it).
-  bool port_tx(Batch& batch, uint16_t eg, const BatchView& v, uint32_t i) {
-    if (!batch.is_external()) return !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
-    if (feeds_[batch.chain]->is_ring_port(eg)) return v.len[i] > 0 && v.len[i] <= v.stride;
-    const bool ok = !is_ring_port_[eg] && rc_.ports[eg]->tx(v, i);
-    v.verdict[i] = gpuring::kVerdictSentByHost;
-    batch.verdicts_changed = true;
-    return ok;
   }
 
   void finish_ring_feeds() {
@@ -646,13 +386,9 @@ class Pipeline {
   std::unique_ptr<BatchPool> pool_;
   std::unique_ptr<ProcessingStage> stage_;
   std::unique_ptr<CollectWorkers> collect_;
-  std::vector<uint64_t> next_seq_;
-  std::vector<std::map<uint64_t, Batch*>> pending_;
   std::atomic<uint32_t> in_flight_{0};
   std::vector<std::unique_ptr<ChainSeq>> chain_seq_;
-  std::vector<std::unique_ptr<Egress>> egress_;
-  std::vector<size_t> egress_of_chain_;
-  std::vector<std::unique_ptr<std::mutex>> tx_locks_;  // per port; null: no lock needed
+  std::unique_ptr<Egress> egress_;
   std::vector<std::unique_ptr<GpuRingFeed>> feeds_;  // per chain; null unless from a gpuring port
   std::unique_ptr<GpuRingForwards> ring_forwards_;   // forwards between gpuring ports
   std::vector<bool> is_ring_port_;

@@ -1,10 +1,9 @@
 // The executor runs a loaded configuration: ingress threads fill batches from each chain's
 // port (one per rx queue of the port, at most settings.ingress_threads per chain; a flow stays
 // on one queue, so its packets stay in order), the processing stage (CPU workers or the GPU
-// launcher) runs the chain, and egress threads (one per group of chains that share an NF, at
-// most settings.egress_threads) restore batch order per chain, transmit, and account every
-// packet (transmitted, or dropped with its reason, per port and per NF). A port whose tx is
-// not thread-safe is locked around each batch's frames when several egress threads exist.
+// launcher) runs the chain, and egress (chain/egress.h: settings.egress_threads_per_chain
+// threads per group of chains that share an NF) accounts every packet (transmitted, or dropped
+// with its reason, per port and per NF) and transmits in ingress order per chain.
 //
 // Ingress never drops: when the batch pool is empty the source waits (a pcap or generator
 // port is paused, not overrun).

@@ -35,7 +35,7 @@ Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "cpu_workers_per_nf", "gpu_sms",
-               "ingress_threads", "egress_threads"});
+               "ingress_threads", "egress_threads", "egress_threads_per_chain"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -55,6 +55,8 @@ Settings parse_settings(const ConfigNode& n) {
   s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
   s.ingress_threads = static_cast<uint32_t>(n.int_or("ingress_threads", 0, 0, 1024));
   s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));
+  s.egress_threads_per_chain =
+      static_cast<uint32_t>(n.int_or("egress_threads_per_chain", 0, 0, 64));
   auto positive = [&](const char* key, double dflt, double max) {
     if (!n.has(key)) return dflt;
     double v = n[key].as_double();

@@ -48,7 +48,8 @@ struct Settings {
   double sched_p = 0.1;                 // gnet: throughput step P per round
   double sched_c_us = 20;               // gnet: overhead C per launch
   uint32_t ingress_threads = 0;         // per chain, at most this many rx threads; 0: one per rx queue
-  uint32_t egress_threads = 0;          // at most this many egress threads; 0: one per chain group
+  uint32_t egress_threads = 0;          // at most this many egress threads in all; 0: no cap
+  uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1
 };
 
 struct RuntimeConfig {

@@ -130,6 +130,7 @@ nlohmann::json report_json(const RunStats& s) {
   j["latency_ns"]["cdf"] = cdf;
   j["chains"] = s.chains;
   if (!s.scheduler.is_null()) j["scheduler"] = s.scheduler;
+  if (!s.egress.is_null()) j["egress"] = s.egress;
   j["totals"] = {{"rx_packets", s.total_rx()}, {"tx_packets", s.total_tx()},
                  {"dropped", s.total_dropped()}};
   j["accounting_ok"] = s.accounting_errors().empty();

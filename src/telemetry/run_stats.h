@@ -23,6 +23,7 @@ struct RunStats {
   LatencyHistogram latency;                          // rx to tx, transmitted packets
   nlohmann::json chains = nlohmann::json::array();   // per chain: stage queues, flow control
   nlohmann::json scheduler;                          // GPU sharing policy and allocations
+  nlohmann::json egress;                             // egress threads and their CPU time
   std::vector<nlohmann::json> forward_reports;       // one per `forward:` entry (io/forward)
 
   uint64_t total_rx() const;

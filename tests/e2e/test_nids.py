@@ -60,7 +60,7 @@ def fired(data: bytes) -> list[int]:
     return out
 
 
-def nids_config(tmp_path: Path, action: str) -> Path:
+def nids_config(tmp_path: Path, action: str, settings: dict | None = None) -> Path:
     rules = tmp_path / "http.rules"
     rules.write_text(RULES)
     return write_config(
@@ -69,7 +69,7 @@ def nids_config(tmp_path: Path, action: str) -> Path:
                {"name": "out", "type": "pcap", "tx": str(tmp_path / "out.pcap")}],
         nfs=[{"name": "ids", "type": "nids", "rules": [str(rules)], "action": action,
               "alerts": str(tmp_path / "alerts.json")}],
-        chains=[{"from": "in", "path": ["ids"], "to": "out"}])
+        chains=[{"from": "in", "path": ["ids"], "to": "out"}], settings=settings)
 
 
 def expected_alerts() -> list[tuple[int, int]]:
@@ -104,6 +104,20 @@ def test_alert_log_equals_reference(gpunfv, tmp_path):
     _, out = read_pcap(tmp_path / "out.pcap")
     _, inp = read_pcap(HTTP_TRACE)
     assert [f for _, f in out] == [f for _, f in inp]
+
+
+def test_alert_log_in_packet_order_with_several_egress_threads(gpunfv, tmp_path):
+    # Small batches shared by 3 egress threads: the log's lines still come in packet order,
+    # the same lines as one thread writes.
+    lines = {}
+    for threads in (1, 3):
+        d = tmp_path / f"t{threads}"
+        d.mkdir()
+        run_chain(gpunfv, nids_config(d, "alert", {"batch_size": 4, "egress_threads_per_chain": threads}))
+        lines[threads] = [(a["pcap_cnt"], a["sid"]) for a in logged_alerts(d / "alerts.json")]
+    assert [cnt for cnt, _ in lines[3]] == sorted(cnt for cnt, _ in lines[3])
+    assert lines[3] == lines[1]
+    assert sorted(lines[1]) == sorted(expected_alerts())
 
 
 def test_action_drop_drops_exactly_the_packets_that_fire(gpunfv, tmp_path):
