@@ -127,6 +127,11 @@ struct Forwarder::Loop {
   }
   // End of a loop turn: publish every 64 busy turns; an empty poll idles.
   bool busy_turn() { return ++turns % 64 == 0; }
+  // Empty polls: kSpinPolls at once, then with a pause until kPausePolls, then the loop
+  // publishes and yields (idle()).
+  static constexpr uint32_t kSpinPolls = 256, kPausePolls = 16384;
+  // Whether the next idle() publishes.
+  bool publishes_when_idle() const { return empty_polls + 1 >= kPausePolls; }
 };
 
 bool Forwarder::handle_bursts() const {
@@ -155,9 +160,8 @@ void Forwarder::publish(Loop& st) {
 // hands the CPU to another task for a whole time slice, far longer than the gap until the next
 // burst while traffic flows.
 void Forwarder::idle(Loop& st) {
-  constexpr uint32_t kSpinPolls = 256;
-  if (++st.empty_polls < kSpinPolls) return;
-  if (st.empty_polls < 16384) {
+  if (++st.empty_polls < Loop::kSpinPolls) return;
+  if (st.empty_polls < Loop::kPausePolls) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
@@ -184,39 +188,94 @@ void Forwarder::run(const std::function<bool()>& stop) {
   result_ = std::move(st->result);
 }
 
+// Byte counts of a handle-burst forward, from one of two sources:
+// - frame lengths: summed once at rx (reading each mbuf's header); tx bytes are the rx bytes
+//   less those dropped and those still waiting, settled when counters go out;
+// - the ports' own counters (ZeroCopyIo::zc_port_bytes: a DPDK vdev's ibytes/obytes, counted in
+//   software in rx/tx burst), where they agree exactly with the lengths: the loop sums lengths
+//   until its first settle with frames received and sent, compares, and then reads no frame
+//   header again if both sides agree; otherwise it keeps summing lengths.
+class Forwarder::BurstBytes {
+ public:
+  BurstBytes(ZeroCopyIo& in, ZeroCopyIo& out) : in_(in), out_(out) {
+    uint64_t unused = 0;
+    const bool have = in_.zc_port_bytes(port_rx0_, unused) && out_.zc_port_bytes(unused, port_tx0_);
+    source_ = have ? Source::calibrating : Source::frames;
+  }
+  // Whether rx must sum the lengths of what it received.
+  bool per_frame() const { return source_ != Source::port; }
+  void received(uint64_t bytes) { rx_ += bytes; }
+  void lost(void* const* handles, uint32_t n) {
+    if (per_frame()) lost_ += in_.zc_handle_bytes(handles, n);
+  }
+  // Moves the bytes counted since the last call into st; pending[0, waiting) are frames
+  // received and not yet posted.
+  void settle(Loop& st, void* const* pending, uint32_t waiting);
+  const char* source_name() const {
+    return source_ == Source::port ? "port counters" : "frame lengths";
+  }
+
+ private:
+  enum class Source : uint8_t { frames, calibrating, port };
+  ZeroCopyIo& in_;
+  ZeroCopyIo& out_;
+  Source source_ = Source::frames;
+  uint64_t port_rx0_ = 0, port_tx0_ = 0;  // the ports' counters when the loop began
+  uint64_t rx_ = 0, lost_ = 0;            // lengths: received, dropped (totals)
+  uint64_t rx_out_ = 0, tx_out_ = 0;      // totals already moved into the loop's counters
+};
+
+void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t waiting) {
+  uint64_t rx = 0, tx = 0;
+  if (source_ == Source::port) {
+    uint64_t port_rx = 0, port_tx = 0, unused = 0;
+    in_.zc_port_bytes(port_rx, unused);
+    out_.zc_port_bytes(unused, port_tx);
+    rx = port_rx - port_rx0_, tx = port_tx - port_tx0_;
+  } else {
+    rx = rx_;
+    tx = rx_ - lost_ - (waiting ? in_.zc_handle_bytes(pending, waiting) : 0);
+    if (source_ == Source::calibrating && rx && tx) {
+      uint64_t port_rx = 0, port_tx = 0, unused = 0;
+      in_.zc_port_bytes(port_rx, unused);
+      out_.zc_port_bytes(unused, port_tx);
+      source_ = port_rx - port_rx0_ == rx && port_tx - port_tx0_ == tx ? Source::port : Source::frames;
+    }
+  }
+  st.rx_bytes += rx - rx_out_, rx_out_ = rx;
+  st.tx_bytes += tx - tx_out_, tx_out_ = tx;
+}
+
 // Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
-// takes groups of descriptor_batch straight from it. Per turn one clock read, after the posts:
-// it times them and starts the next poll; a frame's latency runs from the start of the poll
-// that received it to the end of the turn that posted it (one histogram update per burst and
-// post). Lengths are summed once, at rx: tx bytes are the rx bytes less those dropped and those
-// still waiting, settled when the counters are published. `arrivals` remembers where each
-// waiting burst ends and when its poll began; `groups` the posts of the turn.
+// takes groups of descriptor_batch straight from it. Nothing in the loop reads an mbuf or the
+// clock unless a count needs it:
+// - latency: one rx burst in `latency_sample` is timed, from a clock read before its poll to
+//   one after each post of its frames (one histogram update per post); the frames of the other
+//   bursts are sent untimed (ForwardResult: sent - latency.count()). `timed` holds the timed
+//   bursts still waiting: pending[from, end), and when their poll began.
+// - bytes: BurstBytes (the ports' counters where they agree, else lengths read at rx).
+// - a partial group goes at once when the burst came back short (the rx queue ran dry) or the
+//   loop stops; after a full burst it waits for more, at most flush_us from when the loop first
+//   saw it (the only other clock read, and only where descriptor_batch does not divide bursts).
 void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   ZeroCopyIo& in = *zc_from_;
   ZeroCopyIo& out = *zc_to_;
   const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
+  const uint32_t sample_every = std::max<uint32_t>(spec_.latency_sample, 1);
   const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
   const uint32_t cap = burst + db;  // at most db - 1 wait between turns, plus a burst
   std::vector<void*> pending(cap);
-  struct Arrival {
-    uint32_t end;  // frames [previous end, end) of pending came in this burst
-    uint64_t ns;   // when the poll that got them began
+  struct Timed {
+    uint32_t from, end;
+    uint64_t ns;
   };
-  struct Group {
-    uint32_t first, sent;
-  };
-  std::vector<Arrival> arrivals(cap);
-  std::vector<Group> groups(cap);
-  uint32_t waiting = 0, bursts = 0;  // pending[0, waiting); arrivals[0, bursts)
-  uint64_t rx_bytes = 0, lost_bytes = 0, tx_bytes = 0;  // totals: received, dropped, counted sent
-
-  // Before counters go out: what left is what came in, less drops and what still waits.
-  auto settle_tx_bytes = [&] {
-    const uint64_t left = rx_bytes - lost_bytes - (waiting ? in.zc_handle_bytes(pending.data(), waiting) : 0);
-    st.tx_bytes += left - tx_bytes;
-    tx_bytes = left;
-  };
+  std::vector<Timed> timed(cap);
+  uint32_t waiting = 0, ntimed = 0;  // pending[0, waiting); timed[0, ntimed)
+  uint32_t to_next_timed = 0;        // non-empty bursts until the next timed one
+  uint64_t wait_since = 0;           // when the partial group left waiting was first seen
+  BurstBytes bytes(in, out);
+  st.result.latency_sample = sample_every;
 
   // Posts pending[first, first + count): one tx descriptor post; what the port does not take
   // within 1000 tries is freed and counted (port_tx_error).
@@ -226,69 +285,75 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
     for (int tries = 1; sent < count && tries < 1000; ++tries) sent += out.zc_tx_handles(group + sent, count - sent);
     ++st.result.posts;
     st.tx += sent;
+    st.result.sent += sent;
     if (sent < count) {
-      lost_bytes += in.zc_handle_bytes(group + sent, count - sent);
+      bytes.lost(group + sent, count - sent);
       in.zc_free_handles(group + sent, count - sent);
       st.drop(DropReason::port_tx_error, count - sent);
     }
-    return sent;
+    uint64_t now = 0;
+    for (uint32_t t = 0; t < ntimed; ++t) {
+      const uint32_t lo = std::max(timed[t].from, first), hi = std::min(timed[t].end, first + sent);
+      if (hi <= lo) continue;
+      if (!now) now = clock.now();
+      st.result.latency.record(now - timed[t].ns, hi - lo);
+    }
   };
 
-  uint64_t poll_ns = clock.now();  // when this turn's poll began
   uint32_t n = 0;
   for (;;) {
     // The stop word is read after an empty poll and every 16th busy turn.
     const bool stopping = (n == 0 || (st.turns & 15) == 0) && (stop() || from_.rx_done());
+    const bool time_it = to_next_timed == 0;
+    const uint64_t poll_ns = time_it ? clock.now() : 0;
     uint64_t got_bytes = 0;
-    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, got_bytes);
+    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
     if (n) {
       st.rx += n;
-      rx_bytes += got_bytes;
-      st.rx_bytes += got_bytes;
+      bytes.received(got_bytes);
+      if (time_it)
+        timed[ntimed++] = Timed{waiting, waiting + n, poll_ns}, to_next_timed = sample_every - 1;
+      else
+        --to_next_timed;
       waiting += n;
-      arrivals[bursts++] = Arrival{waiting, poll_ns};
     }
-    uint32_t posted = 0, posts = 0;
-    while (waiting - posted >= db) groups[posts++] = Group{posted, post(posted, db)}, posted += db;
-    // A partial group waits for more frames only while more keep coming (at most flush_us
-    // after the oldest of them came).
+    uint32_t posted = 0;
+    while (waiting - posted >= db) post(posted, db), posted += db;
     if (waiting > posted) {
-      uint32_t a = 0;
-      while (arrivals[a].end <= posted) ++a;
-      if (stopping || n == 0 || poll_ns - arrivals[a].ns >= flush_ns)
-        groups[posts++] = Group{posted, post(posted, waiting - posted)}, posted = waiting;
+      if (stopping || n < burst) {
+        post(posted, waiting - posted), posted = waiting;
+      } else {
+        // Frames left after a post were all in this burst (fewer than db waited before it).
+        const uint64_t now = clock.now();
+        if (posted || !wait_since)
+          wait_since = now;
+        else if (now - wait_since >= flush_ns)
+          post(posted, waiting - posted), posted = waiting;
+      }
     }
-    const uint64_t now = clock.now();
     if (posted) {
-      // Latency of the sent frames, one histogram update per burst and post.
-      for (uint32_t g = 0; g < posts; ++g)
-        for (uint32_t a = 0, at = groups[g].first, end = at + groups[g].sent; a < bursts && at < end; ++a) {
-          if (arrivals[a].end <= at) continue;
-          const uint32_t upto = std::min(arrivals[a].end, end);
-          st.result.latency.record(now - arrivals[a].ns, upto - at);
-          at = upto;
-        }
-      // Frames left (fewer than db) move to the front; so do the bursts they came in.
+      // Frames left (fewer than db) move to the front; so do the timed bursts they came in.
       const uint32_t left = waiting - posted;
       if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
+      else wait_since = 0;
       uint32_t keep = 0;
-      for (uint32_t a = 0; a < bursts; ++a)
-        if (arrivals[a].end > posted) arrivals[keep++] = Arrival{arrivals[a].end - posted, arrivals[a].ns};
-      bursts = keep;
+      for (uint32_t t = 0; t < ntimed; ++t)
+        if (timed[t].end > posted)
+          timed[keep++] = Timed{std::max(timed[t].from, posted) - posted, timed[t].end - posted, timed[t].ns};
+      ntimed = keep;
       waiting = left;
     }
-    poll_ns = now;
     if (stopping) break;
     if (n == 0) {
-      settle_tx_bytes();  // nothing waits after an empty poll: no length to read
+      if (st.publishes_when_idle()) bytes.settle(st, pending.data(), waiting);
       idle(st);
-      poll_ns = clock.now();  // the idle turn may have given the core away
     } else if (st.busy_turn()) {
-      settle_tx_bytes();
+      bytes.settle(st, pending.data(), waiting);
       publish(st), st.empty_polls = 0;
     }
   }
-  settle_tx_bytes();
+  bytes.settle(st, pending.data(), waiting);
+  st.result.byte_counts = bytes.source_name();
 }
 
 // Zero-copy per frame: frames stay in the rx port's buffers; a post hands up to descriptor_batch
@@ -336,6 +401,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
       k += run;
     }
     st.tx += sent;
+    st.result.sent += sent;
     st.tx_bytes += bytes;
     if (sent < keep) {
       zc_to_->zc_free(group + sent, keep - sent);
@@ -423,6 +489,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
     to_.tx_burst_end();
     ++st.result.posts;
     st.tx += sent;
+    st.result.sent += sent;
     st.tx_bytes += bytes;
     st.result.copied_bytes += bytes;  // the tx copy; the rx copy is counted at rx
     posted += count;
