@@ -9,7 +9,7 @@
 //                                       # must be `to`. TTL and checksum as the router does.
 //       descriptor_batch: 8     # frames per tx descriptor post (tail update); default 8
 //       flush_us: 20            # a partial group waits at most this long (default 20) while
-//                               # frames keep coming; an empty rx poll posts it at once
+//                               # full bursts keep coming; a short rx poll posts it at once
 //       burst: 32               # frames per rx poll (default 32)
 //       integrity: on           # sampled checksum rx -> tx (default off)
 //       latency_sample: 16      # time one rx burst in this many (default 16; 1: every frame).

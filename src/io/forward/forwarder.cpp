@@ -441,8 +441,9 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
       ++tail;
     }
     while (tail - head >= db) post(db);
-    // A partial group waits for more frames only while more keep coming (at most flush_us).
-    if (tail > head && (stopping || n == 0 || now - rx_ns[head] >= flush_ns))
+    // A partial group waits for more frames only after a full burst (at most flush_us); a short
+    // one means the rx queue ran dry.
+    if (tail > head && (stopping || n < spec_.burst || now - rx_ns[head] >= flush_ns))
       post(uint32_t(tail - head));
     if (stopping) break;
     if (n == 0)
@@ -499,8 +500,8 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
   for (;;) {
     const bool stopping = stop() || from_.rx_done();
     const uint32_t before = batch.count();
-    const uint32_t n =
-        stopping ? 0 : from_.rx_burst(batch, std::min(spec_.burst, capacity - before));
+    const uint32_t want = std::min(spec_.burst, capacity - before);
+    const uint32_t n = stopping ? 0 : from_.rx_burst(batch, want);
     const uint64_t now = n || batch.count() > posted ? clock.now() : 0;
     BatchView v = batch.view();
     uint64_t bytes = 0;
@@ -528,7 +529,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
     }
     while (batch.count() - posted >= db) post(db);
     const uint32_t left = batch.count() - posted;
-    if (left && (stopping || n == 0 || batch.count() == capacity || now - rx_ns[posted] >= flush_ns))
+    if (left && (stopping || n < want || batch.count() == capacity || now - rx_ns[posted] >= flush_ns))
       post(left);
     if (stopping) break;
     if (n == 0)

@@ -3,8 +3,9 @@
 // offer the same kind, by copying otherwise. Optional routing (the router's DIR-24-8 and
 // RouterLogic), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
 // posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
-// posted when an rx poll finds nothing more, or after `flush_us` while frames keep trickling in
-// (so batching costs latency only while traffic flows, never a stall when it stops).
+// posted when an rx poll comes back short (the queue ran dry), or after `flush_us` while full
+// bursts keep coming (so batching costs latency only while traffic flows, never a stall when
+// it stops).
 //
 // Zero-copy runs one of two loops: where neither routing nor integrity (nor the test hook) needs
 // the bytes and both ports offer handle bursts (DPDK mbufs), the burst-native loop hands the
