@@ -163,7 +163,9 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999})
     row.cdf.emplace_back(q, lat.quantile(q));
   if (!f1.zero_copy() && mode == ForwardMode::zerocopy) row.note = "fell back to copy";
-  if (mode == ForwardMode::zerocopy) row.note = fmt::format("bytes: {}", row.byte_counts) + row.note;
+  const uint64_t posts = f1.result().posts + (one_port ? 0 : f2.result().posts);
+  if (mode == ForwardMode::zerocopy)
+    row.note = fmt::format("bytes: {}, {:.1f} frames/post", row.byte_counts, posts ? double(pkts) / posts : 0.0) + row.note;
   // A drop shrinks the circulating seed: say so, the rate is then not comparable.
   for (const Forwarder* f : {&f1, &f2})
     for (int r = 1; r < kDropReasonCount; ++r)

@@ -114,19 +114,22 @@ bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& w
 
 // What a running loop writes: kept on the forwarding thread's stack, so two forwards (the two
 // directions of a port pair) never write one cache line; the counts reach the shared
-// PortCounters every 64 loop turns (publish()), as an atomic add per burst on a line both
+// PortCounters every 256 busy loop turns (publish()), as an atomic add per burst on a line both
 // directions write cost more than the forwarding itself.
 struct Forwarder::Loop {
   ForwardResult result;
   uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;  // not yet published
-  uint32_t empty_polls = 0, turns = 0;
+  uint32_t empty_polls = 0, turns = 0, polls = 0;
 
   void drop(DropReason r, uint64_t n = 1) {
     result.drops.add(r, n);
     dropped += n;
   }
-  // End of a loop turn: publish every 64 busy turns; an empty poll idles.
-  bool busy_turn() { return ++turns % 64 == 0; }
+  // End of a loop turn: publish every 256 busy turns (the two directions of a port pair write
+  // each other's PortCounters lines); an empty poll idles.
+  bool busy_turn() { return ++turns % 256 == 0; }
+  // The stop word and the source's end are read every 16th poll, empty or not.
+  bool check_stop() { return (++polls & 15) == 0; }
   // Empty polls: kSpinPolls at once, then with a pause until kPausePolls, then the loop
   // publishes and yields (idle()).
   static constexpr uint32_t kSpinPolls = 256, kPausePolls = 16384;
@@ -193,8 +196,8 @@ void Forwarder::run(const std::function<bool()>& stop) {
 //   less those dropped and those still waiting, settled when counters go out;
 // - the ports' own counters (ZeroCopyIo::zc_port_bytes: a DPDK vdev's ibytes/obytes, counted in
 //   software in rx/tx burst), where they agree exactly with the lengths: the loop sums lengths
-//   until its first settle with frames received and sent, compares, and then reads no frame
-//   header again if both sides agree; otherwise it keeps summing lengths.
+//   until a settle (64 bursts in, or when it idles) finds frames received and sent, compares,
+//   and then reads no frame header again if both sides agree; otherwise it keeps summing.
 class Forwarder::BurstBytes {
  public:
   BurstBytes(ZeroCopyIo& in, ZeroCopyIo& out) : in_(in), out_(out) {
@@ -204,6 +207,7 @@ class Forwarder::BurstBytes {
   }
   // Whether rx must sum the lengths of what it received.
   bool per_frame() const { return source_ != Source::port; }
+  bool calibrating() const { return source_ == Source::calibrating; }
   void received(uint64_t bytes) { rx_ += bytes; }
   void lost(void* const* handles, uint32_t n) {
     if (per_frame()) lost_ += in_.zc_handle_bytes(handles, n);
@@ -249,10 +253,11 @@ void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t wait
 // Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
 // takes groups of descriptor_batch straight from it. Nothing in the loop reads an mbuf or the
 // clock unless a count needs it:
-// - latency: one rx burst in `latency_sample` is timed, from a clock read before its poll to
-//   one after each post of its frames (one histogram update per post); the frames of the other
-//   bursts are sent untimed (ForwardResult: sent - latency.count()). `timed` holds the timed
-//   bursts still waiting: pending[from, end), and when their poll began.
+// - latency: one rx burst in `latency_sample` is timed, from a clock read when its poll returned
+//   to one after each post of its frames (one histogram update per post); the frames of the
+//   other bursts are sent untimed (ForwardResult: sent - latency.count()). An empty poll reads
+//   no clock. `timed` holds the timed bursts still waiting: pending[from, end), and when they
+//   came.
 // - bytes: BurstBytes (the ports' counters where they agree, else lengths read at rx).
 // - a partial group goes at once when the burst came back short (the rx queue ran dry) or the
 //   loop stops; after a full burst it waits for more, at most flush_us from when the loop first
@@ -302,17 +307,14 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
 
   uint32_t n = 0;
   for (;;) {
-    // The stop word is read after an empty poll and every 16th busy turn.
-    const bool stopping = (n == 0 || (st.turns & 15) == 0) && (stop() || from_.rx_done());
-    const bool time_it = to_next_timed == 0;
-    const uint64_t poll_ns = time_it ? clock.now() : 0;
+    const bool stopping = st.check_stop() && (stop() || from_.rx_done());
     uint64_t got_bytes = 0;
     n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
     if (n) {
       st.rx += n;
       bytes.received(got_bytes);
-      if (time_it)
-        timed[ntimed++] = Timed{waiting, waiting + n, poll_ns}, to_next_timed = sample_every - 1;
+      if (to_next_timed == 0)
+        timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every - 1;
       else
         --to_next_timed;
       waiting += n;
@@ -350,6 +352,8 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
     } else if (st.busy_turn()) {
       bytes.settle(st, pending.data(), waiting);
       publish(st), st.empty_polls = 0;
+    } else if (bytes.calibrating() && (st.turns & 63) == 0) {
+      bytes.settle(st, pending.data(), waiting);  // compares the ports' counts, 64 bursts in
     }
   }
   bytes.settle(st, pending.data(), waiting);
