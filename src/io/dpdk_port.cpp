@@ -338,8 +338,8 @@ void DpdkPort::zc_free_handles(void* const* handles, uint32_t n) {
   rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)), n);
 }
 
-// Only a virtual device's: it counts bytes in software, in rx/tx burst on the calling thread
-// (net_pcap, net_af_packet, net_memif; net_ring counts none in DPDK 22.11). A NIC's counters may
+// Only a virtual device's: it counts in software, in rx/tx burst on the calling thread (net_pcap
+// counts bytes; net_ring counts none in DPDK 22.11: the forwarder's check tells them apart). A NIC's counters may
 // include frames not yet polled or the CRC, and reading them costs register or firmware
 // accesses; there the per-frame sum reads headers the driver has just written anyway.
 bool DpdkPort::zc_port_bytes(uint64_t& rx, uint64_t& tx) {
