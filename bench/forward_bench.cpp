@@ -57,6 +57,9 @@ struct Row {
   uint32_t descriptor_batch = 0;
   double mpps = 0, gbps = 0, cores = 0, copied_per_pkt = 0;
   uint64_t packets = 0;  // gpunfv: frames forwarded over the whole run, warm-up included
+  uint64_t timed = 0;    // gpunfv: of those, frames whose latency was taken
+  uint32_t latency_sample = 0;  // gpunfv: one rx burst in this many timed
+  std::string byte_counts;      // gpunfv: "frame lengths" or "port counters"
   uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool latency = false;
   std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
@@ -110,7 +113,7 @@ void pin(int cpu) {
 // frames a single forward on one thread sends back to it (the per-core cost alone, no traffic
 // between cores; testpmd: one port, --port-topology=loop, one forwarding core).
 Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
-               const std::vector<int>& cpus, bool one_port) {
+               const std::vector<int>& cpus, bool one_port, uint32_t latency_sample) {
   auto a = ring_port(0), b = one_port ? nullptr : ring_port(1);
   Port& pb = one_port ? *a : *b;
   seed(*a, size);
@@ -118,7 +121,8 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   ForwardSpec ab, ba;
   ab.name = "a=>b", ab.from = 0, ab.to = one_port ? 0 : 1;
   ba.name = "b=>a", ba.from = 1, ba.to = 0;
-  for (ForwardSpec* s : {&ab, &ba}) s->mode = mode, s->descriptor_batch = db, s->burst = 32;
+  for (ForwardSpec* s : {&ab, &ba})
+    s->mode = mode, s->descriptor_batch = db, s->burst = 32, s->latency_sample = latency_sample;
   PortCounters ca, cb;
   PortCounters& cpb = one_port ? ca : cb;
   Forwarder f1(ab, *a, pb, ca, cpb), f2(ba, pb, *a, cpb, ca);
@@ -145,8 +149,11 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   row.mpps = (n1 - n0) / dt / 1e6;
   row.gbps = row.mpps * 1e6 * size * 8 / 1e9;
   row.cores = (cpu_seconds(r1) - cpu_seconds(r0)) / dt;
-  const uint64_t pkts = f1.result().latency.count() + f2.result().latency.count();
+  const uint64_t pkts = f1.result().sent + (one_port ? 0 : f2.result().sent);
   row.packets = pkts;
+  row.timed = f1.result().latency.count() + f2.result().latency.count();
+  row.latency_sample = f1.result().latency_sample;
+  row.byte_counts = f1.result().byte_counts;
   row.copied_per_pkt = pkts ? double(f1.result().copied_bytes + f2.result().copied_bytes) / pkts : 0;
   LatencyHistogram lat = f1.result().latency;
   lat.merge(f2.result().latency);
@@ -156,6 +163,9 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999})
     row.cdf.emplace_back(q, lat.quantile(q));
   if (!f1.zero_copy() && mode == ForwardMode::zerocopy) row.note = "fell back to copy";
+  const uint64_t posts = f1.result().posts + (one_port ? 0 : f2.result().posts);
+  if (mode == ForwardMode::zerocopy)
+    row.note = fmt::format("bytes: {}, {:.1f} frames/post", row.byte_counts, posts ? double(pkts) / posts : 0.0) + row.note;
   // A drop shrinks the circulating seed: say so, the rate is then not comparable.
   for (const Forwarder* f : {&f1, &f2})
     for (int r = 1; r < kDropReasonCount; ++r)
@@ -306,7 +316,8 @@ int main(int argc, char** argv) {
   std::string testpmd = "dpdk-testpmd", out_dir;
   std::vector<int> cpus = {0, 1};
   int rounds = 3;
-  bool one_port = false;
+  bool one_port = false, no_copy = false, no_sweep = false;
+  uint32_t latency_sample = ForwardSpec{}.latency_sample;
   app.add_option("--sizes", sizes, "Frame sizes (bytes, without FCS)")->delimiter(',');
   app.add_option("--seconds", seconds, "Measured seconds per row")->capture_default_str();
   app.add_option("--testpmd", testpmd, "dpdk-testpmd binary ('' to skip)")->capture_default_str();
@@ -316,6 +327,10 @@ int main(int argc, char** argv) {
   app.add_flag("--one-port", one_port,
                "One port looped onto itself by one forward on one core (testpmd: "
                "--port-topology=loop, one forwarding core): the per-core cost without traffic between cores");
+  app.add_option("--latency-sample", latency_sample,
+                 "Forwards time one rx burst in this many (1: every frame)")->capture_default_str();
+  app.add_flag("--no-copy", no_copy, "Leave the copy forward's rows out");
+  app.add_flag("--no-sweep", no_sweep, "Leave the descriptor-batch sweep out");
   CLI11_PARSE(app, argc, argv);
 
   const unsigned ncpu = std::thread::hardware_concurrency();
@@ -325,11 +340,12 @@ int main(int argc, char** argv) {
       "forward_bench on {} ({} CPUs{}). Ports: DPDK net_ring vdevs (tx ring = own rx ring), {}\n"
       "with {} frames seeded per port: the loop testpmd --tx-first measures;\n"
       "no NIC, no privileges, no traffic generator sharing the cores. Mpps = {}.\n"
-      "Forwarding threads/lcores pinned to CPUs {}; best of {} interleaved rounds per row.\n",
+      "Forwarding threads/lcores pinned to CPUs {}; best of {} interleaved rounds per row.\n"
+      "gpunfv latency: the zero-copy (burst-native) loop times one rx burst in {}; copy times every frame.\n",
       host, ncpu, ncpu <= 2 ? ", shared with other work: figures are noisy, ratios in one run matter" : "",
       one_port ? "one port looped onto\nitself by one forward on one core (testpmd --port-topology=loop, one core)"
                : "two\nforwards a=>b and b=>a on two cores",
-      kSeed, one_port ? "the one port's tx" : "both directions", fmt::join(cpus, ","), rounds);
+      kSeed, one_port ? "the one port's tx" : "both directions", fmt::join(cpus, ","), rounds, latency_sample);
   std::fputs(header.c_str(), stdout);
   // Each configuration runs `rounds` times, the configurations of a size in turn (zero-copy,
   // copy, testpmd, zero-copy, ...); the best round is kept. Other work on the host can only slow
@@ -346,8 +362,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (uint32_t size : sizes) {
     std::vector<std::function<Row()>> m = {
-        [&] { return run_gpunfv(ForwardMode::zerocopy, size, 32, seconds, cpus, one_port); },
-        [&] { return run_gpunfv(ForwardMode::copy, size, 32, seconds, cpus, one_port); }};
+        [&] { return run_gpunfv(ForwardMode::zerocopy, size, 32, seconds, cpus, one_port, latency_sample); }};
+    if (!no_copy) m.push_back([&] { return run_gpunfv(ForwardMode::copy, size, 32, seconds, cpus, one_port, latency_sample); });
     if (!testpmd.empty()) m.push_back([&] { return run_testpmd(testpmd, size, seconds, cpus, one_port); });
     std::vector<Row> got = best_of(m);
     rows.insert(rows.end(), got.begin(), got.end());
@@ -355,8 +371,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   // Descriptor batching: posts of 1, 8 (P2PNIC) and 32 frames at the smallest size.
-  for (const Row& r : best_of({[&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 1, seconds, cpus, one_port); },
-                               [&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 8, seconds, cpus, one_port); }}))
+  if (!no_sweep)
+  for (const Row& r : best_of({[&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 1, seconds, cpus, one_port, latency_sample); },
+                               [&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 8, seconds, cpus, one_port, latency_sample); }}))
     rows.push_back(r);
   const std::string t = table(rows);
   std::fputs(("\n" + t).c_str(), stdout);
@@ -369,7 +386,8 @@ int main(int argc, char** argv) {
                    {"mpps", r.mpps}, {"gbps", r.gbps}, {"cores", r.cores},
                    {"mpps_per_core", r.cores > 0 ? r.mpps / r.cores : 0.0},
                    {"copied_bytes_per_packet", r.copied_per_pkt}, {"latency_ns", r.latency ? nlohmann::json{{"p50", r.p50}, {"p90", r.p90}, {"p99", r.p99}, {"p999", r.p999}} : nlohmann::json()},
-                   {"latency_cdf_ns", r.cdf}, {"packets", r.packets}, {"note", r.note}});
+                   {"latency_cdf_ns", r.cdf}, {"packets", r.packets}, {"latency_timed", r.timed},
+                   {"latency_sample", r.latency_sample}, {"byte_counts", r.byte_counts}, {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";
   }
   return 0;

@@ -7,11 +7,14 @@
 #
 # BUILD_DIR (default build) must hold forward_bench (any build: the benchmark uses no GPU).
 # forward_bench links DPDK statically and runs anywhere. dpdk-testpmd is Debian's (package
-# dpdk-dev) and is dynamically linked: for a host without DPDK, scripts/carry-testpmd.sh packs
-# it with its libraries and the net_ring / ring mempool plugins into .carry/fwd with a wrapper,
-# run as TESTPMD=.carry/fwd/testpmd-wrap (FORWARD_HOST names the results folder). Without
-# testpmd the testpmd rows are left out (TESTPMD=''). Extra options go to forward_bench, e.g.
-# --seconds 2 --rounds 2, or --one-port (one port looped onto itself on one core, both sides).
+# dpdk-dev) and is dynamically linked: for a host without DPDK, scripts/carry-forward-bench.sh
+# packs it with its libraries and the net_ring / ring mempool plugins (scripts/carry-testpmd.sh)
+# and forward_bench with its libraries into .carry/fwd; there run
+#   LD_LIBRARY_PATH=.carry/fwd/bin FORWARD_HOST=h200host TESTPMD=.carry/fwd/testpmd-wrap \
+#     scripts/forward-bench.sh .carry/fwd/bin --seconds 2 --rounds 2
+# (FORWARD_HOST names the results folder). Without testpmd the testpmd rows are left out
+# (TESTPMD=''). Extra options go to forward_bench, e.g. --seconds 2 --rounds 2, --one-port (one
+# port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

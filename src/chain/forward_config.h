@@ -9,16 +9,21 @@
 //                                       # must be `to`. TTL and checksum as the router does.
 //       descriptor_batch: 8     # frames per tx descriptor post (tail update); default 8
 //       flush_us: 20            # a partial group waits at most this long (default 20) while
-//                               # frames keep coming; an empty rx poll posts it at once
+//                               # full bursts keep coming; a short rx poll posts it at once
 //       burst: 32               # frames per rx poll (default 32)
 //       integrity: on           # sampled checksum rx -> tx (default off)
+//       latency_sample: 16      # time one rx burst in this many (default 16; 1: every frame).
+//                               # Only the burst-native zero-copy loop samples; the per-frame
+//                               # loops (route, integrity, copy) time every frame. The report
+//                               # gives the frames timed and those sent untimed.
 //       variant: wr             # only between two gpuring ports: wr | rd | bn (default rd),
 //                               # see io/gpuring/forward_rings.h
 //
 // Between two gpuring ports the forward runs on their rings (chain/gpuring_forward.h): both
 // ports need the same ring shape (rings, ring_size, slot_bytes, slots_per_ring, tail_batch,
 // tail_timeout_ns, tx_writeback) and placement; descriptor batching is the ports' tail_batch
-// and tail_timeout_ns, so descriptor_batch, flush_us, burst and mode: copy do not apply there.
+// and tail_timeout_ns, so descriptor_batch, flush_us, burst, latency_sample and mode: copy do
+// not apply there.
 // A gpuring port forwards only to and from another gpuring port.
 //
 // A port is the `from` of at most one forward and then feeds no chain; the `to` of a forward
@@ -49,6 +54,7 @@ struct ForwardSpec {
   uint32_t descriptor_batch = 8;
   uint32_t flush_us = 20;
   uint32_t burst = 32;
+  uint32_t latency_sample = 16;  // one rx burst in this many is timed (burst-native loop)
   bool integrity = false;
   std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
   bool on_rings = false;    // between two gpuring ports: runs on their rings

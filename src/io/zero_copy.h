@@ -41,18 +41,27 @@ class ZeroCopyIo {
   virtual void zc_free(const FrameRef* frames, uint32_t n) = 0;
 
   // Handle bursts, offered where zc_handle_bursts() is true (both ends of a forward must offer
-  // them). zc_rx_handles: up to `max` received frames as opaque handles; `bytes` gets their
-  // total length. zc_tx_handles: posts handles[0..n) in order and returns how many were taken
-  // (the port owns them from then on). zc_handle_bytes: total length of frames still the
-  // caller's. zc_free_handles: returns frames that will not be sent to their pool.
+  // them). zc_rx_handles: up to `max` received frames as opaque handles; where `bytes` is not
+  // null it gets their total length (reading every frame's header; null: none is read).
+  // zc_tx_handles: posts handles[0..n) in order and returns how many were taken (the port owns
+  // them from then on). zc_handle_bytes: total length of frames still the caller's.
+  // zc_free_handles: returns frames that will not be sent to their pool.
   virtual bool zc_handle_bursts() const { return false; }
-  virtual uint32_t zc_rx_handles(void** handles, uint32_t max, uint64_t& bytes) {
-    bytes = 0;
+  virtual uint32_t zc_rx_handles(void** handles, uint32_t max, uint64_t* bytes) {
+    if (bytes) *bytes = 0;
     return 0;
   }
   virtual uint32_t zc_tx_handles(void* const* handles, uint32_t n) { return 0; }
   virtual uint64_t zc_handle_bytes(void* const* handles, uint32_t n) const { return 0; }
   virtual void zc_free_handles(void* const* handles, uint32_t n) {}
+  // Byte totals the port keeps itself (DPDK: the ethdev's ibytes / obytes since it started), so
+  // a forward need not read every frame's length; false where the port has none. Whether they
+  // count exactly the frames rx returned and tx took (a software PMD does; a NIC may count
+  // frames not yet polled, or the CRC) is for the caller to check (Forwarder calibrates).
+  virtual bool zc_port_bytes(uint64_t& rx, uint64_t& tx) {
+    rx = tx = 0;
+    return false;
+  }
 };
 
 }  // namespace gpunfv

@@ -90,9 +90,10 @@ std::string summary_table(const RunStats& s) {
   out += fmt::format("\ntotal: rx {} pkts ({}, {}), tx {} pkts ({}, {}), dropped {}\n", rx,
                      si(rx / t, "pps"), si(rxb * 8 / t, "bit/s"), tx, si(tx / t, "pps"),
                      si(txb * 8 / t, "bit/s"), s.total_dropped());
-  out += fmt::format("latency rx->tx: p50 {} ns, p99 {} ns, max {} ns ({} packets)\n",
+  out += fmt::format("latency rx->tx: p50 {} ns, p99 {} ns, max {} ns ({} packets{})\n",
                      s.latency.quantile(0.5), s.latency.quantile(0.99), s.latency.max(),
-                     s.latency.count());
+                     s.latency.count(),
+                     s.latency_untimed ? fmt::format("; {} sent untimed by sampled forwards", s.latency_untimed) : "");
   std::string acct = s.accounting_errors();
   out += acct.empty() ? "accounting: every packet transmitted or dropped with a reason\n"
                       : "ACCOUNTING MISMATCH:\n" + acct;
@@ -123,7 +124,8 @@ nlohmann::json report_json(const RunStats& s) {
   j["latency_ns"] = {{"p50", s.latency.quantile(0.5)},
                      {"p99", s.latency.quantile(0.99)},
                      {"max", s.latency.max()},
-                     {"count", s.latency.count()}};
+                     {"count", s.latency.count()},
+                     {"untimed", s.latency_untimed}};  // count + untimed = packets sent
   nlohmann::json cdf = nlohmann::json::array();  // (quantile, ns) for latency CDF plots
   for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999})
     cdf.push_back({q, s.latency.quantile(q)});

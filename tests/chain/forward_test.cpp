@@ -61,6 +61,7 @@ TEST(ForwardConfig, Defaults) {
   EXPECT_EQ(f.name, "in=>out");
   EXPECT_EQ(f.mode, ForwardMode::zerocopy);
   EXPECT_EQ(f.descriptor_batch, 8u);
+  EXPECT_EQ(f.latency_sample, 16u);
   EXPECT_FALSE(f.integrity);
   EXPECT_EQ(f.route, nullptr);
 }
@@ -73,6 +74,7 @@ TEST(ForwardConfig, Errors) {
   expect_error(p + "forward:\n  - {from: in, to: out, mode: fast}\n", "expected zerocopy or copy", "5");
   expect_error(p + "forward:\n  - {from: in, to: out, integrity: maybe}\n", "not a boolean", "5");
   expect_error(p + "forward:\n  - {from: in, to: out, descriptor_batch: 0}\n", "out of range [1, 4096]", "5");
+  expect_error(p + "forward:\n  - {from: in, to: out, latency_sample: 0}\n", "out of range", "5");
   expect_error(p + "forward:\n  - {from: in, to: out, batch: 8}\n", "batch", "5");
   expect_error(p + "forward:\n  - {from: in, to: out}\n  - {from: in, to: out}\n",
                "already feeds another forward", "6");

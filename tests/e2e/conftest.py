@@ -132,7 +132,10 @@ def check_accounting(report: dict) -> None:
         assert port_drops_by_reason.get(r, 0) >= v, (r, port_drops_by_reason, nf_drops_by_reason)
     totals = report["totals"]
     assert totals == {"rx_packets": sum_rx, "tx_packets": sum_tx, "dropped": sum_dropped}, report
-    assert report["latency_ns"]["count"] == sum_tx, report
+    # Every sent packet was timed, or sent untimed by a forward that samples latency (counted).
+    assert report["latency_ns"]["count"] + report["latency_ns"]["untimed"] == sum_tx, report
+    forwards = report.get("forwards", [])
+    assert report["latency_ns"]["untimed"] == sum(f["latency_ns"].get("untimed", 0) for f in forwards), report
 
 
 def run_chain(binary: Path, config: Path, *extra, timeout: float = RUN_TIMEOUT_S) -> dict:

@@ -231,6 +231,35 @@ def test_dpdk_pcap_vdev_zero_copy_forward(gpunfv, tmp_path):
     assert [f for _, f in got] == [f for _, f in frames]
 
 
+def test_dpdk_pcap_vdev_burst_forward_counts_bytes_from_the_ports(gpunfv, tmp_path):
+    """Without routing or integrity the forward hands whole mbuf bursts over; net_pcap counts
+    bytes itself, so after checking those counts against the frames' lengths the forward reads no
+    frame header for its byte counters: the ports' byte counts must still equal the trace's.
+    Latency is sampled (one rx burst in latency_sample): timed + untimed = sent."""
+    if not dpdk_built(gpunfv, tmp_path):
+        pytest.skip("gpunfv was built without libdpdk")
+    out = tmp_path / "out.pcap"
+    config = tmp_path / "fwd.yaml"
+    config.write_text(
+        "ports:\n"
+        f"  - {{name: a, type: dpdk, device: net_pcap0, args: 'rx_pcap={SIP_TRACE}', eal: {json.dumps(EAL)}}}\n"
+        f"  - {{name: b, type: dpdk, device: net_pcap1, args: 'tx_pcap={out}'}}\n"
+        "forward:\n"
+        "  - {from: a, to: b, descriptor_batch: 32, latency_sample: 8}\n")
+    report = run_chain(gpunfv, config, "--duration", "2")
+    fwd = report["forwards"][0]
+    assert fwd["mode"] == "zerocopy" and "handle bursts" in fwd["describe"], fwd
+    assert fwd["byte_counts"] == "port counters", fwd
+    _, frames = read_pcap(SIP_TRACE)
+    total = sum(len(f) for _, f in frames)
+    assert report["ports"]["a"]["rx_bytes"] == total and report["ports"]["b"]["tx_bytes"] == total, report["ports"]
+    assert fwd["sent"] == len(frames) and fwd["latency_sample"] == 8, fwd
+    timed, untimed = fwd["latency_ns"]["count"], fwd["latency_ns"]["untimed"]
+    assert timed > 0 and untimed > 0 and timed + untimed == len(frames), fwd
+    _, got = read_pcap(out)
+    assert [f for _, f in got] == [f for _, f in frames]
+
+
 def test_dpdk_pcap_vdev_router_chain_matches_pcap_ports(gpunfv, tmp_path):
     if not dpdk_built(gpunfv, tmp_path):
         pytest.skip("gpunfv was built without libdpdk")

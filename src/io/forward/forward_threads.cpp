@@ -28,6 +28,7 @@ void ForwardThreads::join() {
     PortCounters& from = *stats_.ports[spec.from];
     for (int k = 0; k < kDropReasonCount; ++k) from.dropped.by_reason[k] += r.drops.by_reason[k];
     stats_.latency.merge(r.latency);
+    stats_.latency_untimed += r.sent - r.latency.count();
     nlohmann::json j;
     j["name"] = spec.name;
     j["mode"] = forwarders_[i]->zero_copy() ? "zerocopy" : "copy";
@@ -35,9 +36,12 @@ void ForwardThreads::join() {
     j["descriptor_batch"] = spec.descriptor_batch;
     j["posts"] = r.posts;
     j["copied_bytes"] = r.copied_bytes;
+    j["byte_counts"] = r.byte_counts;  // "frame lengths" or "port counters"
+    j["sent"] = r.sent;
+    j["latency_sample"] = r.latency_sample;  // one rx burst in this many timed
     j["latency_ns"] = {{"p50", r.latency.quantile(0.5)}, {"p90", r.latency.quantile(0.9)},
                        {"p99", r.latency.quantile(0.99)}, {"max", r.latency.max()},
-                       {"count", r.latency.count()}};
+                       {"count", r.latency.count()}, {"untimed", r.sent - r.latency.count()}};
     stats_.forward_reports.push_back(std::move(j));
   }
 }

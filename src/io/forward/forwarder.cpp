@@ -10,44 +10,13 @@
 #include "core/batch.h"
 #include "core/clock.h"
 #include "core/parse.h"
+#include "io/forward/forward_loop.h"
 #include "io/forward/sampled_integrity.h"
 #include "nf/router/router.h"
 
 namespace gpunfv {
 
 namespace {
-
-// Latency and flush timing read the TSC (invariant on the hosts we run on): clock_gettime costs
-// up to a few hundred ns in some VMs (a quarter of the forwarding loop in a profile), while the
-// loop reads the time once per burst. Calibrated once against CLOCK_MONOTONIC.
-class LoopClock {
- public:
-  LoopClock() {
-#if defined(__x86_64__)
-    const uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
-    while (monotonic_ns() - t0 < 2'000'000) {
-    }
-    const uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
-    // ns = cycles * ns_per_cycle, in 32.32 fixed point: a multiply and a shift per read.
-    ns_per_cycle_q32_ = uint64_t(double(t1 - t0) / double(c1 - c0) * 4294967296.0);
-#endif
-  }
-  uint64_t now() const {
-#if defined(__x86_64__)
-    return uint64_t((unsigned __int128)__builtin_ia32_rdtsc() * ns_per_cycle_q32_ >> 32);
-#else
-    return monotonic_ns();
-#endif
-  }
-
- private:
-  uint64_t ns_per_cycle_q32_ = uint64_t(1) << 32;
-};
-
-const LoopClock& loop_clock() {
-  static const LoopClock clock;
-  return clock;
-}
 
 // Runs the router's per-packet logic on one frame in place, through a one-packet batch view
 // over the frame's own buffer (an mbuf, a UMEM frame or a batch slot).
@@ -112,23 +81,6 @@ bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& w
   return true;
 }
 
-// What a running loop writes: kept on the forwarding thread's stack, so two forwards (the two
-// directions of a port pair) never write one cache line; the counts reach the shared
-// PortCounters every 64 loop turns (publish()), as an atomic add per burst on a line both
-// directions write cost more than the forwarding itself.
-struct Forwarder::Loop {
-  ForwardResult result;
-  uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, dropped = 0;  // not yet published
-  uint32_t empty_polls = 0, turns = 0;
-
-  void drop(DropReason r, uint64_t n = 1) {
-    result.drops.add(r, n);
-    dropped += n;
-  }
-  // End of a loop turn: publish every 64 busy turns; an empty poll idles.
-  bool busy_turn() { return ++turns % 64 == 0; }
-};
-
 bool Forwarder::handle_bursts() const {
   return zc_from_ && zc_from_->zc_handle_bursts() && zc_to_->zc_handle_bursts() && !spec_.route &&
          !spec_.integrity && !between_rx_and_tx;
@@ -155,9 +107,8 @@ void Forwarder::publish(Loop& st) {
 // hands the CPU to another task for a whole time slice, far longer than the gap until the next
 // burst while traffic flows.
 void Forwarder::idle(Loop& st) {
-  constexpr uint32_t kSpinPolls = 256;
-  if (++st.empty_polls < kSpinPolls) return;
-  if (st.empty_polls < 16384) {
+  if (++st.empty_polls < Loop::kSpinPolls) return;
+  if (st.empty_polls < Loop::kPausePolls) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
@@ -182,113 +133,6 @@ void Forwarder::run(const std::function<bool()>& stop) {
   to_.io_thread_end();
   from_.io_thread_end();
   result_ = std::move(st->result);
-}
-
-// Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
-// takes groups of descriptor_batch straight from it. Per turn one clock read, after the posts:
-// it times them and starts the next poll; a frame's latency runs from the start of the poll
-// that received it to the end of the turn that posted it (one histogram update per burst and
-// post). Lengths are summed once, at rx: tx bytes are the rx bytes less those dropped and those
-// still waiting, settled when the counters are published. `arrivals` remembers where each
-// waiting burst ends and when its poll began; `groups` the posts of the turn.
-void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
-  const LoopClock& clock = loop_clock();
-  ZeroCopyIo& in = *zc_from_;
-  ZeroCopyIo& out = *zc_to_;
-  const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
-  const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
-  const uint32_t cap = burst + db;  // at most db - 1 wait between turns, plus a burst
-  std::vector<void*> pending(cap);
-  struct Arrival {
-    uint32_t end;  // frames [previous end, end) of pending came in this burst
-    uint64_t ns;   // when the poll that got them began
-  };
-  struct Group {
-    uint32_t first, sent;
-  };
-  std::vector<Arrival> arrivals(cap);
-  std::vector<Group> groups(cap);
-  uint32_t waiting = 0, bursts = 0;  // pending[0, waiting); arrivals[0, bursts)
-  uint64_t rx_bytes = 0, lost_bytes = 0, tx_bytes = 0;  // totals: received, dropped, counted sent
-
-  // Before counters go out: what left is what came in, less drops and what still waits.
-  auto settle_tx_bytes = [&] {
-    const uint64_t left = rx_bytes - lost_bytes - (waiting ? in.zc_handle_bytes(pending.data(), waiting) : 0);
-    st.tx_bytes += left - tx_bytes;
-    tx_bytes = left;
-  };
-
-  // Posts pending[first, first + count): one tx descriptor post; what the port does not take
-  // within 1000 tries is freed and counted (port_tx_error).
-  auto post = [&](uint32_t first, uint32_t count) {
-    void* const* group = pending.data() + first;
-    uint32_t sent = out.zc_tx_handles(group, count);
-    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += out.zc_tx_handles(group + sent, count - sent);
-    ++st.result.posts;
-    st.tx += sent;
-    if (sent < count) {
-      lost_bytes += in.zc_handle_bytes(group + sent, count - sent);
-      in.zc_free_handles(group + sent, count - sent);
-      st.drop(DropReason::port_tx_error, count - sent);
-    }
-    return sent;
-  };
-
-  uint64_t poll_ns = clock.now();  // when this turn's poll began
-  uint32_t n = 0;
-  for (;;) {
-    // The stop word is read after an empty poll and every 16th busy turn.
-    const bool stopping = (n == 0 || (st.turns & 15) == 0) && (stop() || from_.rx_done());
-    uint64_t got_bytes = 0;
-    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, got_bytes);
-    if (n) {
-      st.rx += n;
-      rx_bytes += got_bytes;
-      st.rx_bytes += got_bytes;
-      waiting += n;
-      arrivals[bursts++] = Arrival{waiting, poll_ns};
-    }
-    uint32_t posted = 0, posts = 0;
-    while (waiting - posted >= db) groups[posts++] = Group{posted, post(posted, db)}, posted += db;
-    // A partial group waits for more frames only while more keep coming (at most flush_us
-    // after the oldest of them came).
-    if (waiting > posted) {
-      uint32_t a = 0;
-      while (arrivals[a].end <= posted) ++a;
-      if (stopping || n == 0 || poll_ns - arrivals[a].ns >= flush_ns)
-        groups[posts++] = Group{posted, post(posted, waiting - posted)}, posted = waiting;
-    }
-    const uint64_t now = clock.now();
-    if (posted) {
-      // Latency of the sent frames, one histogram update per burst and post.
-      for (uint32_t g = 0; g < posts; ++g)
-        for (uint32_t a = 0, at = groups[g].first, end = at + groups[g].sent; a < bursts && at < end; ++a) {
-          if (arrivals[a].end <= at) continue;
-          const uint32_t upto = std::min(arrivals[a].end, end);
-          st.result.latency.record(now - arrivals[a].ns, upto - at);
-          at = upto;
-        }
-      // Frames left (fewer than db) move to the front; so do the bursts they came in.
-      const uint32_t left = waiting - posted;
-      if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
-      uint32_t keep = 0;
-      for (uint32_t a = 0; a < bursts; ++a)
-        if (arrivals[a].end > posted) arrivals[keep++] = Arrival{arrivals[a].end - posted, arrivals[a].ns};
-      bursts = keep;
-      waiting = left;
-    }
-    poll_ns = now;
-    if (stopping) break;
-    if (n == 0) {
-      settle_tx_bytes();  // nothing waits after an empty poll: no length to read
-      idle(st);
-      poll_ns = clock.now();  // the idle turn may have given the core away
-    } else if (st.busy_turn()) {
-      settle_tx_bytes();
-      publish(st), st.empty_polls = 0;
-    }
-  }
-  settle_tx_bytes();
 }
 
 // Zero-copy per frame: frames stay in the rx port's buffers; a post hands up to descriptor_batch
@@ -336,6 +180,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
       k += run;
     }
     st.tx += sent;
+    st.result.sent += sent;
     st.tx_bytes += bytes;
     if (sent < keep) {
       zc_to_->zc_free(group + sent, keep - sent);
@@ -375,8 +220,9 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
       ++tail;
     }
     while (tail - head >= db) post(db);
-    // A partial group waits for more frames only while more keep coming (at most flush_us).
-    if (tail > head && (stopping || n == 0 || now - rx_ns[head] >= flush_ns))
+    // A partial group waits for more frames only after a full burst (at most flush_us); a short
+    // one means the rx queue ran dry.
+    if (tail > head && (stopping || n < spec_.burst || now - rx_ns[head] >= flush_ns))
       post(uint32_t(tail - head));
     if (stopping) break;
     if (n == 0)
@@ -423,6 +269,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
     to_.tx_burst_end();
     ++st.result.posts;
     st.tx += sent;
+    st.result.sent += sent;
     st.tx_bytes += bytes;
     st.result.copied_bytes += bytes;  // the tx copy; the rx copy is counted at rx
     posted += count;
@@ -432,8 +279,8 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
   for (;;) {
     const bool stopping = stop() || from_.rx_done();
     const uint32_t before = batch.count();
-    const uint32_t n =
-        stopping ? 0 : from_.rx_burst(batch, std::min(spec_.burst, capacity - before));
+    const uint32_t want = std::min(spec_.burst, capacity - before);
+    const uint32_t n = stopping ? 0 : from_.rx_burst(batch, want);
     const uint64_t now = n || batch.count() > posted ? clock.now() : 0;
     BatchView v = batch.view();
     uint64_t bytes = 0;
@@ -461,7 +308,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
     }
     while (batch.count() - posted >= db) post(db);
     const uint32_t left = batch.count() - posted;
-    if (left && (stopping || n == 0 || batch.count() == capacity || now - rx_ns[posted] >= flush_ns))
+    if (left && (stopping || n < want || batch.count() == capacity || now - rx_ns[posted] >= flush_ns))
       post(left);
     if (stopping) break;
     if (n == 0)

@@ -3,13 +3,17 @@
 // offer the same kind, by copying otherwise. Optional routing (the router's DIR-24-8 and
 // RouterLogic), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
 // posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
-// posted when an rx poll finds nothing more, or after `flush_us` while frames keep trickling in
-// (so batching costs latency only while traffic flows, never a stall when it stops).
+// posted when an rx poll comes back short (the queue ran dry), or after `flush_us` while full
+// bursts keep coming (so batching costs latency only while traffic flows, never a stall when
+// it stops).
 //
 // Zero-copy runs one of two loops: where neither routing nor integrity (nor the test hook) needs
 // the bytes and both ports offer handle bursts (DPDK mbufs), the burst-native loop hands the
-// array rx_burst filled straight to tx_burst, counting and timing per burst (dpdk-testpmd io's
-// shape, plus accounting, latency and descriptor batching); otherwise a per-frame loop.
+// array rx_burst filled straight to tx_burst (dpdk-testpmd io's shape, plus accounting, latency
+// and descriptor batching): it reads no frame header where the ports count bytes themselves
+// (checked against the lengths first) and times one rx burst in `latency_sample` (the rest go
+// untimed, counted: ForwardResult::sent - latency.count()); otherwise a per-frame loop, which
+// reads every frame anyway and times them all.
 //
 // Counting: rx, forwarded, drops and tx go into the ports' PortCounters every few dozen loop
 // turns and when the loop idles or ends (the progress line sees them); drops by reason and
@@ -37,9 +41,14 @@ namespace gpunfv {
 
 struct ForwardResult {
   DropCounts drops;
-  LatencyHistogram latency;
+  LatencyHistogram latency;   // the timed frames (all of them where latency_sample is 1)
+  uint32_t latency_sample = 1;  // one rx burst in this many was timed
+  uint64_t sent = 0;          // frames the target port took; sent - latency.count() went untimed
   uint64_t posts = 0;         // tx descriptor posts (tail updates)
   uint64_t copied_bytes = 0;  // bytes gpunfv copied (0 when zero-copy)
+  // Where the byte counters came from: "frame lengths" (read per frame) or "port counters"
+  // (the ports' own, where they agree with the lengths; handle-burst loop only).
+  std::string byte_counts = "frame lengths";
 };
 
 class Forwarder {
@@ -62,6 +71,7 @@ class Forwarder {
 
  private:
   struct Loop;  // what a running loop writes, on its own thread's stack
+  class BurstBytes;  // byte counting of the handle-burst loop
   void run_handle_bursts(const std::function<bool()>& stop, Loop& st);
   void run_zero_copy(const std::function<bool()>& stop, Loop& st);
   void run_copy(const std::function<bool()>& stop, Loop& st);

@@ -1,0 +1,180 @@
+// The burst-native zero-copy loop (Forwarder::run_handle_bursts) and its byte counting.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "io/forward/forward_loop.h"
+#include "io/forward/forwarder.h"
+
+namespace gpunfv {
+
+// Byte counts of a handle-burst forward, from one of two sources:
+// - frame lengths: summed once at rx (reading each mbuf's header); tx bytes are the rx bytes
+//   less those dropped and those still waiting, settled when counters go out;
+// - the ports' own counters (ZeroCopyIo::zc_port_bytes: a DPDK vdev's ibytes/obytes, counted in
+//   software in rx/tx burst), where they agree exactly with the lengths: the loop sums lengths
+//   until a settle (64 bursts in, or when it idles) finds frames received and sent, compares,
+//   and then reads no frame header again if both sides agree; otherwise it keeps summing.
+class Forwarder::BurstBytes {
+ public:
+  BurstBytes(ZeroCopyIo& in, ZeroCopyIo& out) : in_(in), out_(out) {
+    uint64_t unused = 0;
+    const bool have = in_.zc_port_bytes(port_rx0_, unused) && out_.zc_port_bytes(unused, port_tx0_);
+    source_ = have ? Source::calibrating : Source::frames;
+  }
+  // Whether rx must sum the lengths of what it received.
+  bool per_frame() const { return source_ != Source::port; }
+  bool calibrating() const { return source_ == Source::calibrating; }
+  void received(uint64_t bytes) { rx_ += bytes; }
+  void lost(void* const* handles, uint32_t n) {
+    if (per_frame()) lost_ += in_.zc_handle_bytes(handles, n);
+  }
+  // Moves the bytes counted since the last call into st; pending[0, waiting) are frames
+  // received and not yet posted.
+  void settle(Loop& st, void* const* pending, uint32_t waiting);
+  const char* source_name() const {
+    return source_ == Source::port ? "port counters" : "frame lengths";
+  }
+
+ private:
+  enum class Source : uint8_t { frames, calibrating, port };
+  ZeroCopyIo& in_;
+  ZeroCopyIo& out_;
+  Source source_ = Source::frames;
+  uint64_t port_rx0_ = 0, port_tx0_ = 0;  // the ports' counters when the loop began
+  uint64_t rx_ = 0, lost_ = 0;            // lengths: received, dropped (totals)
+  uint64_t rx_out_ = 0, tx_out_ = 0;      // totals already moved into the loop's counters
+};
+
+void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t waiting) {
+  uint64_t rx = 0, tx = 0;
+  if (source_ == Source::port) {
+    uint64_t port_rx = 0, port_tx = 0, unused = 0;
+    in_.zc_port_bytes(port_rx, unused);
+    out_.zc_port_bytes(unused, port_tx);
+    rx = port_rx - port_rx0_, tx = port_tx - port_tx0_;
+  } else {
+    rx = rx_;
+    tx = rx_ - lost_ - (waiting ? in_.zc_handle_bytes(pending, waiting) : 0);
+    if (source_ == Source::calibrating && rx && tx) {
+      uint64_t port_rx = 0, port_tx = 0, unused = 0;
+      in_.zc_port_bytes(port_rx, unused);
+      out_.zc_port_bytes(unused, port_tx);
+      source_ = port_rx - port_rx0_ == rx && port_tx - port_tx0_ == tx ? Source::port : Source::frames;
+    }
+  }
+  st.rx_bytes += rx - rx_out_, rx_out_ = rx;
+  st.tx_bytes += tx - tx_out_, tx_out_ = tx;
+}
+
+// Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
+// takes groups of descriptor_batch straight from it. Nothing in the loop reads an mbuf or the
+// clock unless a count needs it:
+// - latency: one rx burst in `latency_sample` is timed, from a clock read when its poll returned
+//   to one after each post of its frames (one histogram update per post); the frames of the
+//   other bursts are sent untimed (ForwardResult: sent - latency.count()). An empty poll reads
+//   no clock. `timed` holds the timed bursts still waiting: pending[from, end), and when they
+//   came.
+// - bytes: BurstBytes (the ports' counters where they agree, else lengths read at rx).
+// - a partial group goes at once when the burst came back short (the rx queue ran dry) or the
+//   loop stops; after a full burst it waits for more, at most flush_us from when the loop first
+//   saw it (the only other clock read, and only where descriptor_batch does not divide bursts).
+void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
+  const LoopClock& clock = loop_clock();
+  ZeroCopyIo& in = *zc_from_;
+  ZeroCopyIo& out = *zc_to_;
+  const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
+  const uint32_t sample_every = std::max<uint32_t>(spec_.latency_sample, 1);
+  const uint64_t flush_ns = uint64_t(spec_.flush_us) * 1000;
+  const uint32_t cap = burst + db;  // at most db - 1 wait between turns, plus a burst
+  std::vector<void*> pending(cap);
+  struct Timed {
+    uint32_t from, end;
+    uint64_t ns;
+  };
+  std::vector<Timed> timed(cap);
+  uint32_t waiting = 0, ntimed = 0;  // pending[0, waiting); timed[0, ntimed)
+  uint32_t to_next_timed = 0;        // non-empty bursts until the next timed one
+  uint64_t wait_since = 0;           // when the partial group left waiting was first seen
+  BurstBytes bytes(in, out);
+  st.result.latency_sample = sample_every;
+
+  // Posts pending[first, first + count): one tx descriptor post; what the port does not take
+  // within 1000 tries is freed and counted (port_tx_error).
+  auto post = [&](uint32_t first, uint32_t count) {
+    void* const* group = pending.data() + first;
+    uint32_t sent = out.zc_tx_handles(group, count);
+    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += out.zc_tx_handles(group + sent, count - sent);
+    ++st.result.posts;
+    st.tx += sent;
+    st.result.sent += sent;
+    if (sent < count) {
+      bytes.lost(group + sent, count - sent);
+      in.zc_free_handles(group + sent, count - sent);
+      st.drop(DropReason::port_tx_error, count - sent);
+    }
+    uint64_t now = 0;
+    for (uint32_t t = 0; t < ntimed; ++t) {
+      const uint32_t lo = std::max(timed[t].from, first), hi = std::min(timed[t].end, first + sent);
+      if (hi <= lo) continue;
+      if (!now) now = clock.now();
+      st.result.latency.record(now - timed[t].ns, hi - lo);
+    }
+  };
+
+  uint32_t n = 0;
+  for (;;) {
+    const bool stopping = st.check_stop() && (stop() || from_.rx_done());
+    uint64_t got_bytes = 0;
+    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
+    if (n) {
+      st.rx += n;
+      bytes.received(got_bytes);
+      if (to_next_timed == 0)
+        timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every - 1;
+      else
+        --to_next_timed;
+      waiting += n;
+    }
+    uint32_t posted = 0;
+    while (waiting - posted >= db) post(posted, db), posted += db;
+    if (waiting > posted) {
+      if (stopping || n < burst) {
+        post(posted, waiting - posted), posted = waiting;
+      } else {
+        // Frames left after a post were all in this burst (fewer than db waited before it).
+        const uint64_t now = clock.now();
+        if (posted || !wait_since)
+          wait_since = now;
+        else if (now - wait_since >= flush_ns)
+          post(posted, waiting - posted), posted = waiting;
+      }
+    }
+    if (posted) {
+      // Frames left (fewer than db) move to the front; so do the timed bursts they came in.
+      const uint32_t left = waiting - posted;
+      if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
+      else wait_since = 0;
+      uint32_t keep = 0;
+      for (uint32_t t = 0; t < ntimed; ++t)
+        if (timed[t].end > posted)
+          timed[keep++] = Timed{std::max(timed[t].from, posted) - posted, timed[t].end - posted, timed[t].ns};
+      ntimed = keep;
+      waiting = left;
+    }
+    if (stopping) break;
+    if (n == 0) {
+      if (st.publishes_when_idle()) bytes.settle(st, pending.data(), waiting);
+      idle(st);
+    } else if (st.busy_turn()) {
+      bytes.settle(st, pending.data(), waiting);
+      publish(st), st.empty_polls = 0;
+    } else if (bytes.calibrating() && (st.turns & 63) == 0) {
+      bytes.settle(st, pending.data(), waiting);  // compares the ports' counts, 64 bursts in
+    }
+  }
+  bytes.settle(st, pending.data(), waiting);
+  st.result.byte_counts = bytes.source_name();
+}
+
+}  // namespace gpunfv
