@@ -6,7 +6,8 @@
 # usage: bench/chains/run.sh BIN_DIR OUT_DIR [SECONDS] [SIZES] [POLICIES] [CHAINS]
 # env QUEUES: the generator's rx queues, one ingress thread each (default 8, for 16 cores);
 # QUEUES=1 is the single-ingress-thread setup of the earlier runs. env BATCH: settings.batch_size
-# (default 8192; gnet picks its own batch up to it, the other policies run at it).
+# (default 8192; gnet picks its own batch up to it, the other policies run at it). env
+# PROFILE_SMS: the profiling partition's SMs (gpunfv profile --sms; default the smallest).
 # env EGRESS_THREADS: settings.egress_threads_per_chain (default: unset, the runtime's default).
 set -uo pipefail
 BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
@@ -22,7 +23,7 @@ python3 "$HERE/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies "$POL
 echo "generator queues: $QUEUES, batch_size: $BATCH, egress_threads_per_chain: $EGRESS_THREADS (0: default)" > "$OUT/queues.txt"
 if [ ! -s "$OUT/model.json" ]; then
   echo "== gpunfv profile (nBench)"
-  "$BIN/gpunfv" profile "$OUT/configs/profile.yaml" --sizes "$SIZES" --out "$OUT/model.json" \
+  "$BIN/gpunfv" profile "$OUT/configs/profile.yaml" --sizes "$SIZES" --out "$OUT/model.json" ${PROFILE_SMS:+--sms "$PROFILE_SMS"} \
     > "$OUT/profile.txt" 2>&1 || echo "profile failed (exit $?); gnet runs will say so"
   tail -40 "$OUT/profile.txt"
 fi
