@@ -317,4 +317,19 @@ double GpuBench::kernel_only(const Batches&, size_t, Batches*) { return 0; }
 
 #endif
 
+ChainBenchArgs parse_chain_bench_args(int argc, char** argv, std::string config,
+                                      const std::function<bool(const std::string&)>& extra) {
+  ChainBenchArgs a{std::move(config), 0, {argv[0]}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--config=", 0) == 0)
+      a.config = arg.substr(9);
+    else if (arg.rfind("--batch=", 0) == 0)
+      a.batch_size = uint32_t(std::stoul(arg.substr(8)));
+    else if (!extra || !extra(arg))
+      a.rest.push_back(argv[i]);
+  }
+  return a;
+}
+
 }  // namespace gpunfv::bench

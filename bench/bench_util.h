@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -146,5 +147,17 @@ class GpuBench {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Command line of the Google Benchmark drivers over a chain configuration (collect_bench,
+// egress_bench): --config=PATH (default `config`), --batch=N (0: the configuration's), and what
+// `extra` accepts (it is given each other argument and returns whether it took it). The rest,
+// argv[0] first, is for benchmark::Initialize. A bad number throws std::invalid_argument.
+struct ChainBenchArgs {
+  std::string config;
+  uint32_t batch_size = 0;
+  std::vector<char*> rest;
+};
+ChainBenchArgs parse_chain_bench_args(int argc, char** argv, std::string config,
+                                      const std::function<bool(const std::string&)>& extra = {});
 
 }  // namespace gpunfv::bench

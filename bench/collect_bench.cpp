@@ -136,20 +136,11 @@ class TableReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config = "bench/collect_bench/sd_64.yaml";
-  uint32_t batch_size = 0;
-  std::vector<char*> rest{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--config=", 0) == 0)
-      config = a.substr(9);
-    else if (a.rfind("--batch=", 0) == 0)
-      batch_size = uint32_t(std::stoul(a.substr(8)));
-    else
-      rest.push_back(argv[i]);
-  }
-  int bargc = int(rest.size());
-  benchmark::Initialize(&bargc, rest.data());
+  ChainBenchArgs args = parse_chain_bench_args(argc, argv, "bench/collect_bench/sd_64.yaml");
+  const std::string& config = args.config;
+  const uint32_t batch_size = args.batch_size;
+  int bargc = int(args.rest.size());
+  benchmark::Initialize(&bargc, args.rest.data());
 
   Setup timed, ref;
   try {

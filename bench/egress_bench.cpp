@@ -162,22 +162,16 @@ Run median(std::vector<Run> runs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config = "bench/collect_bench/sd_64.yaml";
-  uint32_t batch_size = 0;
-  std::vector<char*> rest{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--config=", 0) == 0)
-      config = a.substr(9);
-    else if (a.rfind("--batch=", 0) == 0)
-      batch_size = uint32_t(std::stoul(a.substr(8)));
-    else if (a.rfind("--batches=", 0) == 0)
-      g_circulating = std::max(1u, uint32_t(std::stoul(a.substr(10))));
-    else
-      rest.push_back(argv[i]);
-  }
-  int bargc = int(rest.size());
-  benchmark::Initialize(&bargc, rest.data());
+  ChainBenchArgs args =
+      parse_chain_bench_args(argc, argv, "bench/collect_bench/sd_64.yaml", [](const std::string& a) {
+        if (a.rfind("--batches=", 0) != 0) return false;
+        g_circulating = std::max(1u, uint32_t(std::stoul(a.substr(10))));
+        return true;
+      });
+  const std::string& config = args.config;
+  const uint32_t batch_size = args.batch_size;
+  int bargc = int(args.rest.size());
+  benchmark::Initialize(&bargc, args.rest.data());
 
   Setup s;
   try {

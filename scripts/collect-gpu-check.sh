@@ -20,6 +20,7 @@ SECS=${SECS:-10}
 BEFORE=bench/results/chains-sd-s11-h200
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
+source scripts/lib/sampled_run.sh
 log() { echo; echo "=== $*"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 status=()
@@ -57,24 +58,11 @@ if has sd; then
   cp "$BEFORE/model.json" "$OUT/chains/model.json"  # run.sh then skips profiling
   for policy in unco gnet; do
     log "S_d 64 B, $policy, batch 32768, 8 queues"
-    QUEUES=8 BATCH=32768 timeout $((SECS + 50)) bench/chains/run.sh "$BIN" "$OUT/chains" "$SECS" 64 "$policy" sd \
-      > "$OUT/run-sd-64-$policy.txt" 2>&1 &
-    runner=$!
-    pid=""
-    for _ in $(seq 1 300); do  # the run's gpunfv process (looked up, never signalled here)
-      pid=$(pgrep -n -x gpunfv) && break
-      kill -0 $runner 2>/dev/null || break
-      sleep 0.1
-    done
-    if [ -n "$pid" ]; then
-      sleep $(( SECS / 2 ))
-      python3 scripts/lib/thread_cpu.py "$pid" 3 > "$OUT/threads-sd-64-$policy.txt" 2>&1
-      head -2 "$OUT/threads-sd-64-$policy.txt"
-      grep -E "gn-collect|gn-egress" "$OUT/threads-sd-64-$policy.txt"
-    else
-      echo "no gpunfv process seen"
-    fi
-    wait $runner; rc=$?
+    sampled_run "$OUT/run-sd-64-$policy.txt" "$OUT/threads-sd-64-$policy.txt" $(( SECS / 2 )) 3 \
+      env QUEUES=8 BATCH=32768 timeout $((SECS + 50)) bench/chains/run.sh "$BIN" "$OUT/chains" "$SECS" 64 "$policy" sd
+    rc=$?
+    head -2 "$OUT/threads-sd-64-$policy.txt"
+    grep -E "gn-collect|gn-egress" "$OUT/threads-sd-64-$policy.txt"
     echo "run.sh exit $rc"; status+=("S_d $policy run.sh exit $rc")
     grep -E "exit" "$OUT/run-sd-64-$policy.txt" | tail -2
   done

@@ -22,6 +22,7 @@ THREADS=${THREADS:-1 2 3}
 MODEL=$(realpath "${MODEL:-bench/results/chains-sd-s11-h200/model.json}")
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
+source scripts/lib/sampled_run.sh
 log() { echo; echo "=== $*"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 status=()
@@ -54,24 +55,12 @@ if has sd; then
       mkdir -p "$dir"
       cp "$MODEL" "$dir/model.json"  # run.sh then skips profiling
       log "S_d 64 B, $policy, batch 32768, 8 queues, $t egress threads per chain"
-      EGRESS_THREADS=$t QUEUES=8 BATCH=32768 timeout $((SECS + 40)) \
-        bench/chains/run.sh "$BIN" "$dir" "$SECS" 64 "$policy" sd > "$OUT/run-$policy-e$t.txt" 2>&1 &
-      runner=$!
-      pid=""
-      for _ in $(seq 1 300); do  # the run's gpunfv process (looked up, never signalled here)
-        pid=$(pgrep -n -x gpunfv) && break
-        kill -0 $runner 2>/dev/null || break
-        sleep 0.1
-      done
-      if [ -n "$pid" ]; then
-        sleep $(( SECS / 2 ))
-        python3 scripts/lib/thread_cpu.py "$pid" 3 > "$OUT/threads-$policy-e$t.txt" 2>&1
-        head -2 "$OUT/threads-$policy-e$t.txt"
-        grep -E "gn-egress" "$OUT/threads-$policy-e$t.txt"
-      else
-        echo "no gpunfv process seen"
-      fi
-      wait $runner; rc=$?
+      sampled_run "$OUT/run-$policy-e$t.txt" "$OUT/threads-$policy-e$t.txt" $(( SECS / 2 )) 3 \
+        env EGRESS_THREADS=$t QUEUES=8 BATCH=32768 timeout $((SECS + 40)) \
+        bench/chains/run.sh "$BIN" "$dir" "$SECS" 64 "$policy" sd
+      rc=$?
+      head -2 "$OUT/threads-$policy-e$t.txt"
+      grep -E "gn-egress" "$OUT/threads-$policy-e$t.txt"
       echo "run.sh exit $rc"; status+=("S_d $policy e$t run.sh exit $rc")
       grep -E "exit" "$OUT/run-$policy-e$t.txt" | tail -1
     done
