@@ -198,6 +198,10 @@ int main(int argc, char** argv) {
   // Elapsed time scales only where the threads get cores of their own; CPU time per packet
   // says what the split costs, and the CPU time in turns (tx calls and hand-off, one thread at a
   // time per chain) bounds the rate any number of threads can reach: 1000 / turn Mpps.
+  if (g_runs.empty() || g_runs[1].empty()) {  // a --benchmark_filter left the 1-thread runs out
+    std::printf("\negress_bench: no runs with one egress thread, so no table\n");
+    return 0;
+  }
   const double base = median(g_runs[1]).wall_ns;
   std::printf(
       "\n| egress threads per chain | elapsed ns/packet | Mpps | speedup vs 1 thread | egress CPU "

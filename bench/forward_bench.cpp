@@ -331,11 +331,17 @@ int main(int argc, char** argv) {
                  "Forwards time one rx burst in this many (1: every frame)")->capture_default_str();
   app.add_flag("--no-copy", no_copy, "Leave the copy forward's rows out");
   app.add_flag("--no-sweep", no_sweep, "Leave the descriptor-batch sweep out");
+  std::string host;
+  app.add_option("--host", host, "Name of this host in the header and results.json "
+                                 "(default: its hostname)");
   CLI11_PARSE(app, argc, argv);
 
   const unsigned ncpu = std::thread::hardware_concurrency();
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
+  if (host.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    host = name;
+  }
   std::string header = fmt::format(
       "forward_bench on {} ({} CPUs{}). Ports: DPDK net_ring vdevs (tx ring = own rx ring), {}\n"
       "with {} frames seeded per port: the loop testpmd --tx-first measures;\n"

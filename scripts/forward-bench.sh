@@ -45,4 +45,4 @@ if [ "$cpus" -gt 2 ]; then pin="$((cpus - 2)),$((cpus - 1))"; else pin="0,1"; fi
   fi
 } > "$out/run.txt"
 cat "$out/run.txt"
-"$bin" --testpmd "$testpmd" --cpus "$pin" --out "$out" "$@" | tee "$out/stdout.txt"
+"$bin" --testpmd "$testpmd" --cpus "$pin" --out "$out" --host "$host" "$@" | tee "$out/stdout.txt"
