@@ -20,14 +20,11 @@ SECS=${SECS:-10}
 BEFORE=bench/results/chains-sd-s11-h200
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
-source scripts/lib/sampled_run.sh
-log() { echo; echo "=== $*"; }
+source scripts/lib/gpu_check.sh
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 status=()
 
-log "device"
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
-  grep -m1 "model name" /proc/cpuinfo; echo "host cores: $(nproc)"; } | tee "$OUT/device.txt"
+print_device "$OUT/device.txt"
 
 if has tests; then
   log "unit tests: collect (CPU) and GPU-vs-CPU NFs and chain stages"

@@ -22,14 +22,11 @@ THREADS=${THREADS:-1 2 3}
 MODEL=$(realpath "${MODEL:-bench/results/chains-sd-s11-h200/model.json}")
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
-source scripts/lib/sampled_run.sh
-log() { echo; echo "=== $*"; }
+source scripts/lib/gpu_check.sh
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 status=()
 
-log "device"
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
-  grep -m1 "model name" /proc/cpuinfo; echo "host cores: $(nproc)"; echo "model: $MODEL"; } | tee "$OUT/device.txt"
+print_device "$OUT/device.txt" "model: $MODEL"
 
 if has tests; then
   log "unit tests: egress and chains (CPU), GPU chain stages and gpuring chains"

@@ -223,28 +223,19 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, uint32_t room, cons
   auto udp_csum =
       static_cast<uint16_t>(~ipv4_checksum::fold(flow.udp_sum + 2u * udp_len + payload_sum_[payload_len]));
   if (udp_csum == 0) udp_csum = 0xFFFF;  // 0 would mean "no checksum"
-  if (room >= size && stream_frame(out, size, room, flow, ip_len, ip_id, ip_csum, udp_len, udp_csum))
-    return;
-  if (room >= size) {  // the whole frame fits its slot
-    std::memcpy(out, flow.header, kHeaderBytes);
-    std::memcpy(out + kHeaderBytes, payload_.data(), payload_len);
-    put16(out + 16, ip_len);
-    put16(out + 18, ip_id);
-    put16(out + 24, ip_csum);
-    put16(out + 38, udp_len);
-    put16(out + 40, udp_csum);
-    return;
-  }
-  // Larger than the slot: its first `room` bytes (the executor drops it as oversize).
-  uint8_t h[kHeaderBytes];
+  // The headers with this frame's fields, then the payload; a frame longer than its slot gets
+  // its first `room` bytes (the executor drops it as oversize).
+  alignas(16) uint8_t h[kHeaderBytes];
   std::memcpy(h, flow.header, kHeaderBytes);
   put16(h + 16, ip_len);
   put16(h + 18, ip_id);
   put16(h + 24, ip_csum);
   put16(h + 38, udp_len);
   put16(h + 40, udp_csum);
-  std::memcpy(out, h, std::min(room, kHeaderBytes));
-  if (room > kHeaderBytes) std::memcpy(out + kHeaderBytes, payload_.data(), room - kHeaderBytes);
+  if (room >= size && stream_frame(out, size, room, h)) return;
+  const uint32_t n = std::min(room, size);
+  std::memcpy(out, h, std::min(n, kHeaderBytes));
+  if (n > kHeaderBytes) std::memcpy(out + kHeaderBytes, payload_.data(), n - kHeaderBytes);
 }
 
 // Writes a frame of kStreamMinBytes or more with non-temporal (streaming) stores, 16 bytes at a
@@ -257,23 +248,17 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, uint32_t room, cons
 // (nothing written) for small frames, where the slot is not 16-byte aligned or has no room for
 // the last whole chunk, or on non-x86 builds.
 // rx_queue_burst() fences once per burst, before the frames are handed on.
-bool GeneratorPort::stream_frame(uint8_t* out, uint32_t size, uint32_t room, const FlowTemplate& flow,
-                                 uint16_t ip_len, uint16_t ip_id, uint16_t ip_csum,
-                                 uint16_t udp_len, uint16_t udp_csum) const {
+bool GeneratorPort::stream_frame(uint8_t* out, uint32_t size, uint32_t room,
+                                 const uint8_t* header) const {
 #if defined(__SSE2__)
-  const uint32_t whole = (size + 15) / 16 * 16;
   constexpr uint32_t kStreamMinBytes = 256;
+  const uint32_t whole = (size + 15) / 16 * 16;
   if (reinterpret_cast<uintptr_t>(out) % 16 != 0 || whole > room || size < kStreamMinBytes)
     return false;
   // The first 64 bytes: headers and the payload's start, put together here.
   alignas(16) uint8_t first[64];
-  std::memcpy(first, flow.header, kHeaderBytes);
+  std::memcpy(first, header, kHeaderBytes);
   std::memcpy(first + kHeaderBytes, payload_.data(), 64 - kHeaderBytes);
-  put16(first + 16, ip_len);
-  put16(first + 18, ip_id);
-  put16(first + 24, ip_csum);
-  put16(first + 38, udp_len);
-  put16(first + 40, udp_csum);
   for (uint32_t k = 0; k < 64; k += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(out + k),
                      _mm_load_si128(reinterpret_cast<const __m128i*>(first + k)));
@@ -284,8 +269,7 @@ bool GeneratorPort::stream_frame(uint8_t* out, uint32_t size, uint32_t room, con
                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
   return true;
 #else
-  (void)out, (void)size, (void)room, (void)flow, (void)ip_len, (void)ip_id, (void)ip_csum;
-  (void)udp_len, (void)udp_csum;
+  (void)out, (void)size, (void)room, (void)header;
   return false;
 #endif
 }

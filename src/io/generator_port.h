@@ -111,9 +111,9 @@ class GeneratorPort final : public Port {
   // Writes the frame, or its first `room` bytes if it is longer.
   void write_frame(uint8_t* out, uint32_t size, uint32_t room, const FlowTemplate& flow,
                    uint16_t ip_id) const;
-  bool stream_frame(uint8_t* out, uint32_t size, uint32_t room, const FlowTemplate& flow,
-                    uint16_t ip_len, uint16_t ip_id, uint16_t ip_csum, uint16_t udp_len,
-                    uint16_t udp_csum) const;
+  // Writes the frame (`header`: its kHeaderBytes, fields set) with streaming stores where it
+  // pays; false where it wrote nothing.
+  bool stream_frame(uint8_t* out, uint32_t size, uint32_t room, const uint8_t* header) const;
   double cost(uint32_t size) const;  // tokens one frame of `size` bytes takes
   void refill(Queue& q, uint64_t now_ns) const;
   bool past_duration(uint64_t now_ns) const;
