@@ -79,7 +79,9 @@ settings:
   batches: 64
   scheduler: {policy}
 """
-    if policy == "gnet" and model:
+    if policy == "gnetsteps":  # gnet on G-NET's partition steps only (no remainder fold)
+        s = s.replace("scheduler: gnetsteps", "scheduler: gnet\n  sched_fold_remainder: false")
+    if policy in ("gnet", "gnetsteps") and model:
         s += f"  model: {Path(model).resolve()}\n"
     if egress_threads:
         s += f"  egress_threads_per_chain: {egress_threads}\n"

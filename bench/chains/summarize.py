@@ -37,7 +37,8 @@ def cell_latency(r):
 
 def main():
     runs = load(sys.argv[1])
-    policies = [p for p in ("temporal", "fair", "unco", "gnet") if any(k[2] == p for k in runs)]
+    # gnetsteps: gnet without the remainder fold (partitions on the device's steps only)
+    policies = [p for p in ("temporal", "fair", "unco", "gnetsteps", "gnet") if any(k[2] == p for k in runs)]
     chains = sorted({k[0] for k in runs})
     sizes = sorted({k[1] for k in runs})
     print("Input rate taken by the chain (Mpps / Gbit/s), per policy; gnet's ratio to the others")
@@ -68,9 +69,10 @@ def main():
     print("\nScheduler allocation at the end of each gnet run")
     for c in chains:
         for s in sizes:
-            r = runs.get((c, s, "gnet"))
-            if r:
-                print(f"{c} {s}: {r['sched']}")
+            for p in ("gnetsteps", "gnet"):
+                r = runs.get((c, s, p))
+                if r:
+                    print(f"{c} {s}{' (' + p + ')' if p != 'gnet' else ''}: {r['sched']}")
     print("\nGPU busy per stage (% of the run: upload, each NF, download) and the stage whose queue")
     print("held the most packets: where the chain waits")
     for (c, s, p), r in sorted(runs.items()):

@@ -210,8 +210,12 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
     }
     Allocation a;
     try {
+      // One partition may take the SMs below a step (SmPartitions): with one chain on the
+      // whole device, gnet gives them to the chain's limiting NF.
+      const bool fold = rc_.settings.sched_fold_remainder && rc_.chains.size() == 1 &&
+                        chain_sms == info_.total_sms && info_.green_contexts;
       a = allocate(SchedulerPolicy::gnet, nodes, 0,
-                   GpuBudget{chain_sms, info_.min_sms, info_.align_sms}, params);
+                   GpuBudget{chain_sms, info_.min_sms, info_.align_sms, fold}, params);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lk(m_);
       line_ = std::string("gnet: ") + e.what() + " (keeping the current plan)";

@@ -34,7 +34,7 @@ YAML::Node load_yaml(const std::string& path) {
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
-               "sched_p", "sched_c_us", "cpu_workers_per_nf", "gpu_sms",
+               "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
@@ -66,6 +66,7 @@ Settings parse_settings(const ConfigNode& n) {
   s.latency_bound_us = positive("latency_bound_us", s.latency_bound_us, 1e7);
   s.sched_p = positive("sched_p", s.sched_p, 1.0);
   s.sched_c_us = positive("sched_c_us", s.sched_c_us, 1e6);
+  if (n.has("sched_fold_remainder")) s.sched_fold_remainder = n["sched_fold_remainder"].as_bool();
   return s;
 }
 

@@ -47,6 +47,7 @@ struct Settings {
   double latency_bound_us = 1000;       // gnet: per-NF latency bound L
   double sched_p = 0.1;                 // gnet: throughput step P per round
   double sched_c_us = 20;               // gnet: overhead C per launch
+  bool sched_fold_remainder = true;     // gnet: SMs below a partition step join the limiting NF
   uint32_t ingress_threads = 0;         // per chain, at most this many rx threads; 0: one per rx queue
   uint32_t egress_threads = 0;          // at most this many egress threads in all; 0: no cap
   uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1

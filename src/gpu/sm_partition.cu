@@ -142,10 +142,27 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
   }
   int total = 0;
   std::vector<int> want(sms.size(), 0);
+  // The entry off the granularity, if any: built last from what the others leave.
+  size_t rest_entry = sms.size();
   for (size_t i = 0; i < sms.size(); ++i) {
     if (sms[i] < 0) throw GpuError("SM partitions: negative SM count");
-    if (sms[i] > 0) total += want[i] = round_to_granularity(sms[i], info_);
+    if (sms[i] == 0) continue;
+    want[i] = round_to_granularity(sms[i], info_);
+    if (green && want[i] != sms[i]) {
+      if (rest_entry != sms.size())
+        throw GpuError("SM partitions: " + std::to_string(sms[rest_entry]) + " and " +
+                       std::to_string(sms[i]) + " SMs are both off the device's granularity (" +
+                       std::to_string(info_.min_sms) + " + k*" + std::to_string(info_.align_sms) +
+                       "); only one partition may take the SMs the others leave");
+      rest_entry = i;
+      want[i] = sms[i];
+    }
+    total += want[i];
   }
+  std::vector<size_t> order;  // build order: the rest entry last
+  for (size_t i = 0; i < sms.size(); ++i)
+    if (i != rest_entry) order.push_back(i);
+  if (rest_entry != sms.size()) order.push_back(rest_entry);
   if (total > info_.total_sms)
     throw GpuError("SM partitions: " + std::to_string(total) + " SMs asked for (after rounding to " +
                    std::to_string(info_.min_sms) + " + k*" + std::to_string(info_.align_sms) +
@@ -161,7 +178,8 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
     const CUdevice dev = green ? cu_device(device) : 0;
     if (green) drv_check(d.device_get_resource(dev, &input, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
     size_t left = std::count_if(want.begin(), want.end(), [](int w) { return w > 0; });
-    for (size_t i = 0; i < want.size(); ++i) {
+    parts_.resize(want.size());
+    for (size_t i : order) {
       SmPartition p;
       p.device = device;
       p.primary = primary_;
@@ -171,16 +189,24 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
         p.stream = create_stream();
         p.aux_stream = create_stream();
         p.aux_done = create_event(cudaEventDisableTiming);
-        parts_.push_back(p);
+        parts_[i] = p;
         continue;
       }
       // Split this partition off what is left; the rest becomes a green context of its own
-      // so it can be split again (split results cannot be split directly).
+      // so it can be split again (split results cannot be split directly). The rest entry
+      // takes what is left whole.
       CUdevResource group{}, rest{};
-      unsigned groups = 1;
-      drv_check(d.split_by_count(&group, &groups, &input, &rest, 0, unsigned(want[i])),
-                "cuDevSmResourceSplitByCount");
-      if (groups != 1) throw GpuError("SM partitions: no group of " + std::to_string(want[i]) + " SMs left");
+      if (i == rest_entry) {
+        group = input;
+        if (int(group.sm.smCount) < want[i])
+          throw GpuError("SM partitions: " + std::to_string(group.sm.smCount) +
+                         " SMs left for the partition that asked for " + std::to_string(want[i]));
+      } else {
+        unsigned groups = 1;
+        drv_check(d.split_by_count(&group, &groups, &input, &rest, 0, unsigned(want[i])),
+                  "cuDevSmResourceSplitByCount");
+        if (groups != 1) throw GpuError("SM partitions: no group of " + std::to_string(want[i]) + " SMs left");
+      }
       CUdevResourceDesc desc{};
       drv_check(d.generate_desc(&desc, &group, 1), "cuDevResourceGenerateDesc");
       CUgreenCtx g{};
@@ -202,7 +228,7 @@ SmPartitions::SmPartitions(const std::vector<int>& sms, bool use_green, int devi
       drv_check(d.ctx_set_current(ctx), "cuCtxSetCurrent");
       p.aux_done = create_event(cudaEventDisableTiming);
       drv_check(d.ctx_set_current(primary_), "cuCtxSetCurrent");
-      parts_.push_back(p);
+      parts_[i] = p;
       if (--left > 0) {
         CUdevResourceDesc rest_desc{};
         drv_check(d.generate_desc(&rest_desc, &rest, 1), "cuDevResourceGenerateDesc (rest)");

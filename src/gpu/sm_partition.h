@@ -57,8 +57,11 @@ struct SmPartition {
 class SmPartitions {  // owning: destroys streams and green contexts
  public:
   // One partition per entry; entries > 0 get disjoint SM sets rounded up to the device's
-  // granularity; 0 = whole GPU (no green context). Throws GpuError if the sum exceeds the
-  // device.
+  // granularity; 0 = whole GPU (no green context). With green contexts, one entry may ask for
+  // a count off the granularity (say 68 where partitions step 8, 16, ...): it is built last
+  // and gets every SM the others leave, at least its count. That is how a plan hands the SMs
+  // below one partition step to an NF (132 = 8 + 8 + 48 + 68 on an H200). Throws GpuError if
+  // the sum exceeds the device, or if two entries are off the granularity.
   explicit SmPartitions(const std::vector<int>& sms, bool use_green = true, int device = 0);
   ~SmPartitions();
   SmPartitions(const SmPartitions&) = delete;

@@ -183,6 +183,30 @@ std::string describe(const std::vector<SchedNode>& nodes, const Allocation& a) {
   return s;
 }
 
+// The SMs below one partition step join the NF that limits the chain (the lowest rate per
+// unit of its share), at its per-SM batch (capped so the batch stays within max_batch).
+// Returns what it did for the explanation.
+std::string fold_remainder(const std::vector<SchedNode>& nodes, const GpuBudget& b,
+                           const SchedParams& p, Allocation& a) {
+  const int left = b.total_sms - sum_sms(a.nodes);
+  if (left <= 0 || left >= std::max(1, b.align_sms) || a.nodes.empty()) return "";
+  size_t slow = 0;
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (a.nodes[i].throughput_pps / nodes[i].share < a.nodes[slow].throughput_pps / nodes[slow].share)
+      slow = i;
+  NodeAllocation& x = a.nodes[slow];
+  if (x.sms <= 0) return "";
+  const int n = x.sms + left;
+  const uint32_t b0 = std::min<uint32_t>(x.batch / uint32_t(x.sms), p.max_batch / uint32_t(n));
+  if (b0 == 0 || nodes[slow].model.latency_s(n, b0, p.C_s) > p.latency_bound_s) return "";
+  const double before = a.chain_pps;
+  x = at(nodes[slow].model, n, b0, p);
+  a.chain_pps = chain_rate(nodes, a.nodes);
+  a.folded_sms = left;
+  return fmt::format("; the {} SM(s) below a partition step went to '{}' ({:.4g} -> {:.4g} pps)",
+                     left, nodes[slow].name, before, a.chain_pps);
+}
+
 Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBudget& b,
                 const SchedParams& p, double cap) {
   Allocation a;
@@ -240,9 +264,10 @@ Allocation gnet(const std::vector<SchedNode>& nodes, const Plan& pl, const GpuBu
     }
     if (a.chain_pps > start) refined = fmt::format(", refined +{:.2f}%", (a.chain_pps / start - 1) * 100);
   }
+  const std::string folded = b.fold_remainder ? fold_remainder(nodes, b, p, a) : "";
   a.sms_used = sum_sms(a.nodes);
   a.explain = fmt::format("gnet: {} round(s) of +{:.0f}% from the slowest NF on {} SMs{}; "
-                          "stopped: {}", a.rounds, p.P * 100, unit, refined, stop) +
+                          "stopped: {}{}", a.rounds, p.P * 100, unit, refined, stop, folded) +
               describe(nodes, a);
   return a;
 }

@@ -39,6 +39,11 @@ struct GpuBudget {
   int total_sms;
   int min_sms;
   int align_sms;
+  // gnet, beyond G-NET: the SMs left below one partition step (132 - 128 on an H200 with
+  // steps of 8) join the partition of the NF that limits the chain, which is then off the
+  // granularity (SmPartitions builds it last from what the others leave). Only where the
+  // budget is the whole device and one partition may take the rest.
+  bool fold_remainder = false;
 };
 
 struct SchedParams {
@@ -71,6 +76,7 @@ struct Allocation {
   std::string explain;
   bool serialize = false;  // temporal: the executor runs one NF's kernel at a time
   int sms_used = 0;
+  int folded_sms = 0;  // gnet with fold_remainder: SMs added to the limiting NF's partition
   double transfer_cap_pps = 0;  // transfer_once: the chain's transfer-bound rate (0: no cap)
 };
 

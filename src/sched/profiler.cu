@@ -134,7 +134,8 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
 
   ProfileResult res;
   res.device = device;
-  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms}
+  // As the executor plans: with one chain, gnet folds the SMs below a step into one NF.
+  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms, rc.chains.size() == 1}
                      : GpuBudget{info.total_sms, 1, 1};
   ModelStore& store = res.models;
   for (uint32_t size : o.sizes) {

@@ -332,6 +332,20 @@ chains:
     expect_config_error(gpunfv, config, f"{config}:3", "frame size")
 
 
+def test_scheduler_fold_not_a_boolean(gpunfv, tmp_path):
+    config = config_file(tmp_path, """\
+ports:
+  - {name: gen, type: generator, count: 10}
+  - {name: out, type: discard}
+chains:
+  - {from: gen, to: out}
+settings:
+  scheduler: gnet
+  sched_fold_remainder: sometimes
+""")
+    expect_config_error(gpunfv, config, f"{config}:8", "'sometimes' is not a boolean")
+
+
 def test_nonexistent_config_file(gpunfv, tmp_path):
     missing = tmp_path / "absent.yaml"
     expect_config_error(gpunfv, missing, str(missing))

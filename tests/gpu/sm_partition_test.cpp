@@ -79,6 +79,30 @@ TEST(GpuSmPartition, GreenPartitionsAreDisjointAndConfined) {
   EXPECT_GT(distinct(probe_block_sms(parts[2], blocks)).size(), b.size());
 }
 
+TEST(GpuSmPartition, OnePartitionTakesTheSmsOffTheGranularity) {
+  SKIP_WITHOUT_GPU();
+  SmInfo info = query_sm_info();
+  if (!info.green_contexts) GTEST_SKIP() << "no green contexts: " << info.why_not;
+  const int m = info.min_sms, rest = info.total_sms - m;
+  if (rest == info.min_sms + (rest - info.min_sms) / info.align_sms * info.align_sms)
+    GTEST_SKIP() << info.total_sms << " SMs split evenly: nothing is off the granularity";
+  // Listed first, built last: the entry of `rest` SMs gets all the first one leaves.
+  SmPartitions parts({rest, m});
+  std::printf("%s\n", parts.describe().c_str());
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].sms, rest);
+  EXPECT_EQ(parts[1].sms, m);
+  const int blocks = 8 * info.total_sms;
+  std::set<int> big = distinct(probe_block_sms(parts[0], blocks));
+  std::set<int> small = distinct(probe_block_sms(parts[1], blocks));
+  std::printf("rest partition: %zu SMs seen of %d\n", big.size(), rest);
+  EXPECT_LE(static_cast<int>(big.size()), rest);
+  EXPECT_GT(static_cast<int>(big.size()), rest - m);  // more than any step below it holds
+  for (int id : small) EXPECT_EQ(big.count(id), 0u) << "SM " << id << " is in both partitions";
+  // Two entries off the granularity cannot both take the rest.
+  EXPECT_THROW(SmPartitions({m + 1, m + 1}), GpuError);
+}
+
 TEST(GpuSmPartition, PrimaryContextMemoryWorksInAGreenPartition) {
   SKIP_WITHOUT_GPU();
   SmInfo info = query_sm_info();

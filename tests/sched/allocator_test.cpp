@@ -198,6 +198,53 @@ TEST(Allocator, GranularityAndBudgetRespected) {
   }
 }
 
+// With fold_remainder the SMs below one partition step (132 - 128) join the NF that limits
+// the chain; every other NF keeps its partition, and the chain rate never drops.
+TEST(Allocator, GnetFoldsTheRemainderIntoTheLimitingNf) {
+  // S_d's shape at 64 B: two light NFs and two heavy ones (the H200 model of session 13).
+  std::vector<SchedNode> sd = {{"fw", kernel_only(1.29e-8, 6.2e-6), {1}, 1.0},
+                               {"ipsec", kernel_only(1.71e-7, 2.56e-5), {2}, 1.0},
+                               {"nids", kernel_only(2.73e-7, 1.74e-5), {3}, 1.0},
+                               {"router", kernel_only(1.99e-8, 5.3e-6), {}, 1.0}};
+  SchedParams p;
+  p.max_batch = 32768;
+  Allocation plain = allocate(SchedulerPolicy::gnet, sd, 0, {132, 8, 8}, p);
+  Allocation fold = allocate(SchedulerPolicy::gnet, sd, 0, {132, 8, 8, true}, p);
+  ASSERT_GT(plain.chain_pps, 0);
+  EXPECT_EQ(plain.folded_sms, 0);
+  EXPECT_EQ(plain.sms_used, 128) << plain.explain;  // four SMs below a step
+  EXPECT_EQ(fold.folded_sms, 132 - plain.sms_used);
+  EXPECT_EQ(fold.sms_used, 132);
+  size_t limit = 0;  // the NF that limits the plain plan
+  for (size_t i = 1; i < sd.size(); ++i)
+    if (plain.nodes[i].throughput_pps < plain.nodes[limit].throughput_pps) limit = i;
+  EXPECT_EQ(sd[limit].name, "nids");
+  for (size_t i = 0; i < sd.size(); ++i) {
+    EXPECT_EQ(fold.nodes[i].sms, plain.nodes[i].sms + (i == limit ? fold.folded_sms : 0)) << sd[i].name;
+    EXPECT_LE(fold.nodes[i].batch, p.max_batch);
+    EXPECT_EQ(fold.nodes[i].batch % fold.nodes[i].sms, 0u);
+    EXPECT_LE(fold.nodes[i].latency_s, p.latency_bound_s);
+  }
+  EXPECT_GT(fold.nodes[limit].throughput_pps, plain.nodes[limit].throughput_pps);
+  EXPECT_GE(fold.chain_pps, plain.chain_pps);
+  EXPECT_NE(fold.explain.find("below a partition step went to 'nids'"), std::string::npos) << fold.explain;
+  // Nothing to fold where partitions come in any size.
+  Allocation any = allocate(SchedulerPolicy::gnet, sd, 0, {132, 1, 1, true}, p);
+  EXPECT_EQ(any.folded_sms, 0);
+  // Random chains: the fold never lowers the rate and never passes the budget.
+  SplitMix64 r(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    auto nodes = random_chain(r, 1 + trial % 5);
+    Allocation a = allocate(SchedulerPolicy::gnet, nodes, 0, {132, 8, 8}, SchedParams{});
+    Allocation b = allocate(SchedulerPolicy::gnet, nodes, 0, {132, 8, 8, true}, SchedParams{});
+    EXPECT_GE(b.chain_pps, a.chain_pps * (1 - 1e-12)) << b.explain;
+    EXPECT_LE(b.sms_used, 132);
+    int off_step = 0;
+    for (const NodeAllocation& n : b.nodes) off_step += n.sms % 8 != 0;
+    EXPECT_LE(off_step, 1);
+  }
+}
+
 TEST(Allocator, BranchesSumChildrenIntoTheParent) {
   // r splits its traffic between x (3/4) and y (1/4); all three cost the same per packet.
   NfModel m{1e-6, 10e-6, 1e-9, 5e-6};
@@ -248,9 +295,10 @@ TEST(Allocator, TransferOnceNeverBelowGnetsRuleAndNeverAboveItsCap) {
       p.transfer_once = true;
       Allocation t = allocate(pol, nodes, 0, {132, 8, 8}, p);
       EXPECT_LE(t.chain_pps, t.transfer_cap_pps * (1 + 1e-12)) << t.explain;
-      if (t.chain_pps < t.transfer_cap_pps * (1 - 1e-9))
+      if (t.chain_pps < t.transfer_cap_pps * (1 - 1e-9)) {
         EXPECT_GE(t.chain_pps, g.chain_pps * (1 - 1e-9))
             << "trial " << trial << " " << scheduler_policy_name(pol) << "\n" << g.explain << "\n" << t.explain;
+      }
     }
   }
 }
