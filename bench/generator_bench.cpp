@@ -3,8 +3,15 @@
 // queues); the ratio column compares with one queue of the same size, measured in the same run.
 //
 // usage: generator_bench [--sizes 64,512,1518] [--queues 1,2,4,8] [--seconds 1] [--batch 2048]
+//                        [--stride BYTES] [--pool 8] [--stores auto,plain,stream]
+// --stride: slot bytes (default: the frame rounded up to 64; S_d's chain uses 128 at 64 B, with
+// IPsec's headroom); --pool: batches each thread fills in turn (8 x 32768 x 128 B is 32 MiB a
+// thread: cold memory, as the executor's pool); --stores: the generator's `stores:` modes to
+// compare (rows of one size and queue count; the last column is each row's rate over the
+// first mode's).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -33,12 +40,13 @@ std::vector<uint32_t> parse_list(const std::string& s) {
 }
 
 // Frames per second over all queues of a generator of `size` bytes with `queues` queues.
-double measure(uint32_t size, uint32_t queues, double seconds, uint32_t batch) {
+double measure(uint32_t size, uint32_t queues, double seconds, uint32_t batch, uint32_t stride,
+               uint32_t pool, const std::string& stores) {
   const std::string yaml = fmt::format(
-      "name: gen\ntype: generator\nsize: {}\nflows: 65536\ncount: 1000000000000\nqueues: {}\n",
-      size, queues);
+      "name: gen\ntype: generator\nsize: {}\nflows: 65536\ncount: 1000000000000\nqueues: {}\n"
+      "stores: {}\n", size, queues, stores);
   GeneratorPort gen(ConfigNode(YAML::Load(yaml), "generator_bench"), 0, {});
-  const uint32_t stride = (size + 63) / 64 * 64;
+  if (stride == 0) stride = (size + 63) / 64 * 64;
   std::atomic<bool> stop{false};
   std::vector<uint64_t> frames(queues, 0);
   std::vector<std::thread> threads;
@@ -46,7 +54,7 @@ double measure(uint32_t size, uint32_t queues, double seconds, uint32_t batch) {
     threads.emplace_back([&, q] {
       // Several batches in turn, as the pool hands them out: the frames land in cold memory.
       std::vector<std::unique_ptr<Batch>> batches;
-      for (int i = 0; i < 8; ++i) batches.push_back(std::make_unique<Batch>(batch, stride, MemoryKind::host));
+      for (uint32_t i = 0; i < pool; ++i) batches.push_back(std::make_unique<Batch>(batch, stride, MemoryKind::host));
       uint64_t n = 0;
       for (size_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
         Batch& b = *batches[i % batches.size()];
@@ -68,32 +76,52 @@ double measure(uint32_t size, uint32_t queues, double seconds, uint32_t batch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string sizes = "64,512,1518", queues = "1,2,4,8";
+  std::string sizes = "64,512,1518", queues = "1,2,4,8", stores = "auto";
   double seconds = 1;
-  uint32_t batch = 2048;
+  uint32_t batch = 2048, stride = 0, pool = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--sizes") sizes = value;
     else if (key == "--queues") queues = value;
     else if (key == "--seconds") seconds = std::stod(value);
     else if (key == "--batch") batch = uint32_t(std::stoul(value));
+    else if (key == "--stride") stride = uint32_t(std::stoul(value));
+    else if (key == "--pool") pool = std::max<uint32_t>(1, uint32_t(std::stoul(value)));
+    else if (key == "--stores") stores = value;
     else {
       fmt::print(stderr, "unknown option {}\n", key);
       return 2;
     }
   }
-  fmt::print("generator_bench: {} hardware threads, {} s per row, batches of {}\n",
-             std::thread::hardware_concurrency(), seconds, batch);
-  fmt::print("{:>6} {:>6} {:>10} {:>10} {:>10} {:>8}\n", "size", "queues", "Mpps", "Gbit/s", "GB/s",
-             "x 1 q");
+  std::vector<std::string> modes;
+  {
+    std::stringstream ss(stores);
+    for (std::string m; std::getline(ss, m, ',');) modes.push_back(m);
+  }
+  fmt::print("generator_bench: {} hardware threads, {} s per row, batches of {}, {} per thread, "
+             "stride {}\n", std::thread::hardware_concurrency(), seconds, batch, pool,
+             stride ? std::to_string(stride) : std::string("frame rounded to 64"));
+  fmt::print("{:>6} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>9}\n", "size", "queues", "stores",
+             "Mpps", "Gbit/s", "GB/s", "x 1 q", "x " + modes[0]);
   for (uint32_t size : parse_list(sizes)) {
-    double one = 0;
+    std::vector<double> one(modes.size(), 0);
     for (uint32_t q : parse_list(queues)) {
-      const double pps = measure(size, q, seconds, batch);
-      if (q == 1 || one == 0) one = pps;
-      // Gbit/s on the wire: frame + 20 bytes of preamble and gap.
-      fmt::print("{:>6} {:>6} {:>10.2f} {:>10.1f} {:>10.2f} {:>8.2f}\n", size, q, pps / 1e6,
-                 pps * (size + 20) * 8 / 1e9, pps * size / 1e9, pps / one);
+      double first = 0;
+      for (size_t m = 0; m < modes.size(); ++m) {
+        double pps = 0;
+        try {
+          pps = measure(size, q, seconds, batch, stride, pool, modes[m]);
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "generator_bench: {}\n", e.what());
+          return 2;
+        }
+        if (one[m] == 0) one[m] = pps;
+        if (m == 0) first = pps;
+        // Gbit/s on the wire: frame + 20 bytes of preamble and gap.
+        fmt::print("{:>6} {:>6} {:>7} {:>10.2f} {:>10.1f} {:>10.2f} {:>8.2f} {:>9.2f}\n", size, q,
+                   modes[m], pps / 1e6, pps * (size + 20) * 8 / 1e9, pps * size / 1e9, pps / one[m],
+                   pps / first);
+      }
     }
   }
 }

@@ -63,7 +63,7 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
     : Port(node.str("name"), id) {
   node.only_keys(
       {"name", "type", "rate", "size", "flows", "count", "duration", "seed", "dst_from", "live",
-       "ring", "queues"});
+       "ring", "queues", "stores"});
   if (auto r = node.get("rate")) {
     rate_ = parse_generator_rate(*r);
     rate_text_ = r->as_string();
@@ -83,6 +83,14 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
   seed_ = static_cast<uint64_t>(node.int_or("seed", 1, 0, INT64_MAX));
   if (node.has("live")) live_ = node["live"].as_bool();
   ring_ = static_cast<uint32_t>(node.int_or("ring", ring_, 1, 1 << 24));
+  if (auto st = node.get("stores")) {
+    const std::string v = st->as_string();
+    if (v == "auto") stream_min_bytes_ = kStreamAutoMinBytes;
+    else if (v == "stream") stream_min_bytes_ = 0;
+    else if (v == "plain") stream_min_bytes_ = UINT32_MAX;
+    else st->fail("stores must be auto, stream or plain");
+    stores_text_ = v;
+  }
   if (live_ && rate_.unit == GeneratorRate::Unit::unlimited)
     node["live"].fail("live: true needs a rate (frames arrive on their own schedule)");
 
@@ -238,22 +246,20 @@ void GeneratorPort::write_frame(uint8_t* out, uint32_t size, uint32_t room, cons
   if (n > kHeaderBytes) std::memcpy(out + kHeaderBytes, payload_.data(), n - kHeaderBytes);
 }
 
-// Writes a frame of kStreamMinBytes or more with non-temporal (streaming) stores, 16 bytes at a
-// time: a plain store first reads each cache line it writes (read for ownership), which doubled
-// the generator's memory traffic at 1518-byte frames, where 8 generator threads at a full core
-// each held S_d to 258 Gbit/s on the H200's host (279 with this, the threads at 40%); and the
-// frame is for the GPU's DMA, not this core's cache. Smaller frames keep plain stores: at 64 B
-// the one run with streaming stores was slower (136 vs 160 Mpps, on another host; not
-// separated). The slot bytes past the frame (up to the next 16) hold payload pattern. False
-// (nothing written) for small frames, where the slot is not 16-byte aligned or has no room for
-// the last whole chunk, or on non-x86 builds.
+// Writes a frame of stream_min_bytes_ or more with non-temporal (streaming) stores, 16 bytes at
+// a time: a plain store first reads each cache line it writes (read for ownership), which
+// doubled the generator's memory traffic at 1518-byte frames, where 8 generator threads at a
+// full core each held S_d to 258 Gbit/s on the H200's host (279 with this, the threads at 40%);
+// and the frame is for the GPU's DMA, not this core's cache. `stores: auto` keeps plain stores
+// below 256 B (see kStreamAutoMinBytes). The slot bytes past the frame (up to the next 16, at
+// least 64 in all) hold payload pattern. False (nothing written) below the threshold, where the
+// slot is not 16-byte aligned or has no room for the last whole chunk, or on non-x86 builds.
 // rx_queue_burst() fences once per burst, before the frames are handed on.
 bool GeneratorPort::stream_frame(uint8_t* out, uint32_t size, uint32_t room,
                                  const uint8_t* header) const {
 #if defined(__SSE2__)
-  constexpr uint32_t kStreamMinBytes = 256;
-  const uint32_t whole = (size + 15) / 16 * 16;
-  if (reinterpret_cast<uintptr_t>(out) % 16 != 0 || whole > room || size < kStreamMinBytes)
+  const uint32_t whole = std::max<uint32_t>((size + 15) / 16 * 16, 64);
+  if (reinterpret_cast<uintptr_t>(out) % 16 != 0 || whole > room || size < stream_min_bytes_)
     return false;
   // The first 64 bytes: headers and the payload's start, put together here.
   alignas(16) uint8_t first[64];
@@ -418,6 +424,7 @@ std::string GeneratorPort::describe() const {
   if (!dst_from_.empty()) s += " dst_from=" + dst_from_;
   if (live_) s += fmt::format(" live ring={}", ring_);
   if (queues_.size() > 1) s += fmt::format(" queues={}", queues_.size());
+  if (stores_text_ != "auto") s += " stores=" + stores_text_;
   return s;
 }
 

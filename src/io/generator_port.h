@@ -128,6 +128,11 @@ class GeneratorPort final : public Port {
   uint64_t size_seed_ = 0;    // size: lo-hi draws a size per frame index from this
   bool live_ = false;
   uint32_t ring_ = 4096;  // live: receive queue, in frames, per rx queue
+  // `stores:` frames of this many bytes or more are written with streaming stores (auto: 256,
+  // stream: 0, plain: never).
+  static constexpr uint32_t kStreamAutoMinBytes = 256;
+  uint32_t stream_min_bytes_ = kStreamAutoMinBytes;
+  std::string stores_text_{"auto"};
 
   // Pre-built data
   std::vector<FlowTemplate> flows_;

@@ -199,6 +199,26 @@ TEST(GeneratorPort, OversizeFrameKeepsItsTrueLength) {
   }
 }
 
+// How frames are stored (streaming or plain) never changes their bytes, for every size from
+// the smallest up, with room in the slot for the last 16-byte chunk or without.
+TEST(GeneratorPort, StoresModesWriteTheSameFrames) {
+  for (const char* size : {"64", "65-300", "imix", "1518"}) {
+    for (uint32_t stride : {128u, 1536u, 1600u}) {
+      const std::string keys = std::string("count: 300\nsize: ") + size + "\n";
+      auto plain = make_generator(keys + "stores: plain\n");
+      auto stream = make_generator(keys + "stores: stream\n");
+      auto autom = make_generator(keys);
+      Received p = drain(plain, stride), s = drain(stream, stride), a = drain(autom, stride);
+      EXPECT_EQ(p.len, s.len) << size << " " << stride;
+      EXPECT_EQ(p.bytes, s.bytes) << size << " " << stride;
+      EXPECT_EQ(p.bytes, a.bytes) << size << " " << stride;
+    }
+  }
+  auto g = make_generator("count: 5\nstores: stream\n");
+  EXPECT_EQ(g.describe(), "generator rate=0 size=64 flows=1024 count=5 seed=1 stores=stream");
+  EXPECT_THROW(make_generator("count: 5\nstores: fast\n"), ConfigError);
+}
+
 TEST(GeneratorPort, DurationEnds) {
   auto gen = make_generator("duration: 0.02\nsize: 64\n");
   drain(gen, 128, 256);
