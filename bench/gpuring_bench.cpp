@@ -22,6 +22,7 @@
 // instead measures forwarding between two ring ports (gpuring_bench/gpu_forward_cases.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -120,6 +121,12 @@ int main(int argc, char** argv) {
   app.add_option("--nic-inflight", nic_inflight, "emulator steps in flight per side (1: each waits for the last)")
       ->check(CLI::Range(1, 64));
   app.add_flag("--nic-per-frame-copies", per_frame_copies, "emulator: one copy per frame instead of one per run of adjacent slots");
+  std::vector<uint32_t> table_tail_batch{gpuring::RingParams{}.tail_batch};
+  std::vector<uint64_t> table_tail_timeout_ns{gpuring::RingParams{}.tail_timeout_ns};
+  app.add_option("--table-tail-batch", table_tail_batch, "table: descriptors per tail update (each value a row)")
+      ->delimiter(',')->check(CLI::Range(1, 511));
+  app.add_option("--table-tail-timeout-ns", table_tail_timeout_ns, "table: tail timeout (each value a row)")
+      ->delimiter(',')->check(CLI::Range(uint64_t(0), uint64_t(1'000'000'000)));
   std::vector<std::string> sections{"table", "tail", "staged"};
   app.add_option("--sections", sections, "table, tail, staged")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
@@ -217,15 +224,18 @@ int main(int argc, char** argv) {
   }
 
   if (section("table"))
-    fmt::print("\n## Table II shape: rings x size x load (tail batch 8 / 2500 ns, write-back on)\n\n{}\n", header());
+    fmt::print("\n## Table II shape: rings x size x load (tail batch {} / {} ns, write-back on)\n\n{}\n",
+               fmt::join(table_tail_batch, ","), fmt::join(table_tail_timeout_ns, ","), header());
   for (uint32_t size : section("table") ? sizes : std::vector<uint32_t>{})
     for (uint32_t n : rings)
-      for (double load : loads) {
+      for (double load : loads)
+        for (uint32_t tail_batch : table_tail_batch)
+          for (uint64_t tail_timeout_ns : table_tail_timeout_ns) {
         Case c;
         c.rings.rings = n;
         c.rings.ring_size = 512;
-        c.rings.tail_batch = 8;
-        c.rings.tail_timeout_ns = 2500;
+        c.rings.tail_batch = tail_batch;
+        c.rings.tail_timeout_ns = tail_timeout_ns;
         c.size = size;
         c.load = load;
         c.rate_pps = load * ce[size];

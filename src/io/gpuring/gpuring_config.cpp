@@ -1,5 +1,7 @@
 #include "io/gpuring/gpuring_config.h"
 
+#include <algorithm>
+
 #include "io/generator_config.h"
 #include "io/gpuring/nic_precheck.h"
 
@@ -67,8 +69,12 @@ GpuRingConfig GpuRingConfig::parse(const ConfigNode& node) {
               "2048 (a 1518-byte frame in one buffer: the ring loops do not chain descriptors)");
   p.slots_per_ring = static_cast<uint32_t>(
       node.int_or("slots_per_ring", 3 * int64_t(p.ring_size), p.ring_size + 1, 1 << 20));
-  p.tail_batch = static_cast<uint32_t>(node.int_or("tail_batch", 8, 1, p.ring_size - 1));
-  p.tail_timeout_ns = static_cast<uint64_t>(node.int_or("tail_timeout_ns", 2500, 0, 1'000'000'000));
+  // Defaults from RingParams (why there); a small ring gets half of itself per tail write.
+  const RingParams defaults;
+  p.tail_batch = static_cast<uint32_t>(
+      node.int_or("tail_batch", std::min(defaults.tail_batch, p.ring_size / 2), 1, p.ring_size - 1));
+  p.tail_timeout_ns =
+      static_cast<uint64_t>(node.int_or("tail_timeout_ns", int64_t(defaults.tail_timeout_ns), 0, 1'000'000'000));
   if (auto w = node.get("tx_writeback")) p.tx_writeback = w->as_bool();
   p = finish_params(p);
 

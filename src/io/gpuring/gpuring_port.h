@@ -9,8 +9,8 @@
 //     ring_size: 512         # descriptors per ring, a power of two (8..8192)
 //     slot_bytes: 2048       # bytes per packet slot, a multiple of 64 (128..16384)
 //     slots_per_ring: 1536   # slots per ring pair (> ring_size; default 3 x ring_size)
-//     tail_batch: 8          # write RDT/TDT after this many descriptors (1..ring_size-1) ...
-//     tail_timeout_ns: 2500  # ... or after this long (0: count only)
+//     tail_batch: 32         # write RDT/TDT after this many descriptors (1..ring_size-1) ...
+//     tail_timeout_ns: 1000  # ... or after this long (0: count only)
 //     tx_writeback: true     # tx completion by DD write-back (true) or by reading TDH (false)
 //     source: gen0           # a port of `ports:` by name, or an inline port: {type: generator, ...}
 //     sink: out              # optional, likewise; absent: sent frames are counted and discarded

@@ -24,8 +24,8 @@ TEST(GpuRingConfig, DefaultsAndInlineSource) {
   EXPECT_EQ(c.rings.slot_bytes, 2048u);
   EXPECT_EQ(c.rings.slots_per_ring, 1536u);
   EXPECT_EQ(c.rings.queue_capacity, 2048u);
-  EXPECT_EQ(c.rings.tail_batch, 8u);
-  EXPECT_EQ(c.rings.tail_timeout_ns, 2500u);
+  EXPECT_EQ(c.rings.tail_batch, 32u);
+  EXPECT_EQ(c.rings.tail_timeout_ns, 1000u);
   EXPECT_TRUE(c.rings.tx_writeback);
   EXPECT_EQ(c.placement, Placement::device);
   ASSERT_NE(static_cast<GpuRingPort&>(*port).inline_source(), nullptr);
