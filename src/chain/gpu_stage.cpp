@@ -75,7 +75,8 @@ class TemporalToken {
   uint64_t next_ticket_ = 0, serving_ = 0;
 };
 
-constexpr size_t kInFlightPerStage = 4;
+// The most batches a stage may have on its stream at once (settings.gpu_in_flight, 1..64).
+constexpr size_t kMaxInFlightPerStage = 64;
 
 class GpuStage final : public ProcessingStage {
  public:
@@ -172,7 +173,7 @@ class GpuStage final : public ProcessingStage {
   }
   std::string describe() const override {
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
-           ", one stream per NF, " + std::to_string(kInFlightPerStage) + " batches in flight per stage";
+           ", one stream per NF, " + std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per stage";
   }
 
  private:
@@ -222,7 +223,8 @@ class GpuStage final : public ProcessingStage {
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
-    for (size_t i = 0; i < 2 * kInFlightPerStage; ++i) w.free_events.push_back(create_event(cudaEventDefault));
+    const size_t depth = std::min<size_t>(rc_.settings.gpu_in_flight, kMaxInFlightPerStage);
+    for (size_t i = 0; i < 2 * depth; ++i) w.free_events.push_back(create_event(cudaEventDefault));
   }
 
   size_t worker_index(size_t c, size_t s) const {
@@ -265,7 +267,7 @@ class GpuStage final : public ProcessingStage {
     Worker w = take_worker(c, s);
     ChainFlow& flow = *flows_[c];
     const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
-    const size_t depth = temporal ? 1 : kInFlightPerStage;
+    const size_t depth = temporal ? 1 : std::min<size_t>(rc_.settings.gpu_in_flight, kMaxInFlightPerStage);
     unsigned idle = 0;
     for (;;) {
       bool progressed = false;

@@ -38,7 +38,7 @@ struct Settings {
   uint32_t slot_bytes = 0;              // 0: from the ports' largest frame
   uint32_t workers = 0;                 // CPU backend worker threads; 0: all cores but two
   uint32_t cpu_workers_per_nf = 0;      // >0: that many threads per stage instead of a pool
-  uint32_t gpu_in_flight = 8;           // GPU backend: batches in flight
+  uint32_t gpu_in_flight = 4;           // GPU backend: batches on each stage's stream at once
   uint32_t batch_timeout_us = 100;      // a partial batch is sent after this idle time
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet
