@@ -18,9 +18,13 @@
 // apart: DMA-free here), and gpunfv's rx->tx latency (p50/p90/p99/p99.9 in the table, 15 CDF
 // points per row in results.json; testpmd io mode measures none). A descriptor-batch sweep at the smallest size gives the
 // latency cost of batching tx descriptor posts (P2PNIC used 8).
+// The zero-copy forward runs with exact byte counts ("gpunfv zero-copy": net_ring keeps no byte
+// counters, so every frame's length is read) and without ("gpunfv zc bytes-off", count_bytes:
+// off: no frame is read, as testpmd io, which counts no bytes either). Gbit/s is always the
+// packet rate times the frame size, in every row.
 //
 //   forward_bench [--sizes 64,128,256,512,1024,1518] [--seconds 3] [--testpmd dpdk-testpmd]
-//                 [--out DIR] [--cpus 0,1] [--rounds 3]
+//                 [--out DIR] [--cpus 0,1] [--rounds 3] [--count-bytes exact,off]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -59,7 +63,7 @@ struct Row {
   uint64_t packets = 0;  // gpunfv: frames forwarded over the whole run, warm-up included
   uint64_t timed = 0;    // gpunfv: of those, frames whose latency was taken
   uint32_t latency_sample = 0;  // gpunfv: one rx burst in this many timed
-  std::string byte_counts;      // gpunfv: "frame lengths" or "port counters"
+  std::string byte_counts;      // gpunfv: "frame lengths", "port counters" or "off"
   uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool latency = false;
   std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
@@ -113,7 +117,8 @@ void pin(int cpu) {
 // frames a single forward on one thread sends back to it (the per-core cost alone, no traffic
 // between cores; testpmd: one port, --port-topology=loop, one forwarding core).
 Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
-               const std::vector<int>& cpus, bool one_port, uint32_t latency_sample) {
+               const std::vector<int>& cpus, bool one_port, uint32_t latency_sample,
+               ByteCounting count_bytes = ByteCounting::exact) {
   auto a = ring_port(0), b = one_port ? nullptr : ring_port(1);
   Port& pb = one_port ? *a : *b;
   seed(*a, size);
@@ -122,7 +127,8 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   ab.name = "a=>b", ab.from = 0, ab.to = one_port ? 0 : 1;
   ba.name = "b=>a", ba.from = 1, ba.to = 0;
   for (ForwardSpec* s : {&ab, &ba})
-    s->mode = mode, s->descriptor_batch = db, s->burst = 32, s->latency_sample = latency_sample;
+    s->mode = mode, s->descriptor_batch = db, s->burst = 32, s->latency_sample = latency_sample,
+    s->count_bytes = count_bytes;
   PortCounters ca, cb;
   PortCounters& cpb = one_port ? ca : cb;
   Forwarder f1(ab, *a, pb, ca, cpb), f2(ba, pb, *a, cpb, ca);
@@ -143,7 +149,8 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   if (t2.joinable()) t2.join();
   const double dt = (t1n - t0) / 1e9;
   Row row;
-  row.what = mode == ForwardMode::zerocopy ? "gpunfv zero-copy" : "gpunfv copy";
+  row.what = mode == ForwardMode::copy ? "gpunfv copy"
+             : count_bytes == ByteCounting::off ? "gpunfv zc bytes-off" : "gpunfv zero-copy";
   row.size = size;
   row.descriptor_batch = db;
   row.mpps = (n1 - n0) / dt / 1e6;
@@ -281,12 +288,12 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
 }
 
 std::string table(const std::vector<Row>& rows) {
-  std::string s = fmt::format("{:<18} {:>6} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+  std::string s = fmt::format("{:<19} {:>6} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
                               "forwarder", "bytes", "db", "Mpps", "Gbit/s", "cores", "Mpps/core", "copied B",
                               "p50 ns", "p90 ns", "p99 ns", "p99.9 ns", "zc/copy", "zc/tpmd", "note");
   for (const Row& r : rows) {
     std::string ratio_copy = "", ratio_tpmd = "";
-    if (r.what == "gpunfv zero-copy" && r.descriptor_batch == 32)
+    if ((r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off") && r.descriptor_batch == 32)
       for (const Row& o : rows)
         if (o.size == r.size && o.mpps > 0) {
           if (o.what == "gpunfv copy") ratio_copy = fmt::format("{:.2f}x", r.mpps / o.mpps);
@@ -295,7 +302,7 @@ std::string table(const std::vector<Row>& rows) {
             ratio_tpmd += fmt::format(" ({:.2f}x/core)", (r.mpps / r.cores) / (o.mpps / o.cores));
         }
     auto lat = [&](uint64_t v) { return r.latency ? fmt::format("{}", v) : std::string("-"); };
-    s += fmt::format("{:<18} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+    s += fmt::format("{:<19} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
                      r.what, r.size, r.descriptor_batch, r.mpps, r.gbps, r.cores,
                      r.cores > 0 ? r.mpps / r.cores : 0.0, r.copied_per_pkt,
                      lat(r.p50), lat(r.p90), lat(r.p99), lat(r.p999), ratio_copy, ratio_tpmd, r.note);
@@ -318,6 +325,7 @@ int main(int argc, char** argv) {
   int rounds = 3;
   bool one_port = false, no_copy = false, no_sweep = false;
   uint32_t latency_sample = ForwardSpec{}.latency_sample;
+  std::vector<std::string> count_bytes = {"exact", "off"};
   app.add_option("--sizes", sizes, "Frame sizes (bytes, without FCS)")->delimiter(',');
   app.add_option("--seconds", seconds, "Measured seconds per row")->capture_default_str();
   app.add_option("--testpmd", testpmd, "dpdk-testpmd binary ('' to skip)")->capture_default_str();
@@ -329,6 +337,12 @@ int main(int argc, char** argv) {
                "--port-topology=loop, one forwarding core): the per-core cost without traffic between cores");
   app.add_option("--latency-sample", latency_sample,
                  "Forwards time one rx burst in this many (1: every frame)")->capture_default_str();
+  app.add_option("--count-bytes", count_bytes,
+                 "Zero-copy rows to run: exact (bytes counted, every frame's length read on net_ring), "
+                 "off (count_bytes: off, no frame read); the sweep uses the first")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"exact", "off"}))
+      ->capture_default_str();
   app.add_flag("--no-copy", no_copy, "Leave the copy forward's rows out");
   app.add_flag("--no-sweep", no_sweep, "Leave the descriptor-batch sweep out");
   std::string host;
@@ -347,11 +361,13 @@ int main(int argc, char** argv) {
       "with {} frames seeded per port: the loop testpmd --tx-first measures;\n"
       "no NIC, no privileges, no traffic generator sharing the cores. Mpps = {}.\n"
       "Forwarding threads/lcores pinned to CPUs {}; best of {} interleaved rounds per row.\n"
-      "gpunfv latency: the zero-copy (burst-native) loop times one rx burst in {}; copy times every frame.\n",
+      "gpunfv latency: the zero-copy (burst-native) loop times one rx burst in {}; copy times every frame.\n"
+      "Zero-copy rows: {}. Gbit/s = Mpps x frame size in every row (no row reads a byte counter).\n",
       host, ncpu, ncpu <= 2 ? ", shared with other work: figures are noisy, ratios in one run matter" : "",
       one_port ? "one port looped onto\nitself by one forward on one core (testpmd --port-topology=loop, one core)"
                : "two\nforwards a=>b and b=>a on two cores",
-      kSeed, one_port ? "the one port's tx" : "both directions", fmt::join(cpus, ","), rounds, latency_sample);
+      kSeed, one_port ? "the one port's tx" : "both directions", fmt::join(cpus, ","), rounds, latency_sample,
+      fmt::join(count_bytes, ", "));
   std::fputs(header.c_str(), stdout);
   // Each configuration runs `rounds` times, the configurations of a size in turn (zero-copy,
   // copy, testpmd, zero-copy, ...); the best round is kept. Other work on the host can only slow
@@ -367,8 +383,13 @@ int main(int argc, char** argv) {
   };
   std::vector<Row> rows;
   for (uint32_t size : sizes) {
-    std::vector<std::function<Row()>> m = {
-        [&] { return run_gpunfv(ForwardMode::zerocopy, size, 32, seconds, cpus, one_port, latency_sample); }};
+    std::vector<std::function<Row()>> m;
+    for (const std::string& c : count_bytes) {
+      const ByteCounting counting = c == "off" ? ByteCounting::off : ByteCounting::exact;
+      m.push_back([&, counting] {
+        return run_gpunfv(ForwardMode::zerocopy, size, 32, seconds, cpus, one_port, latency_sample, counting);
+      });
+    }
     if (!no_copy) m.push_back([&] { return run_gpunfv(ForwardMode::copy, size, 32, seconds, cpus, one_port, latency_sample); });
     if (!testpmd.empty()) m.push_back([&] { return run_testpmd(testpmd, size, seconds, cpus, one_port); });
     std::vector<Row> got = best_of(m);
@@ -377,9 +398,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   // Descriptor batching: posts of 1, 8 (P2PNIC) and 32 frames at the smallest size.
+  const ByteCounting sweep_counting = !count_bytes.empty() && count_bytes[0] == "off" ? ByteCounting::off : ByteCounting::exact;
   if (!no_sweep)
-  for (const Row& r : best_of({[&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 1, seconds, cpus, one_port, latency_sample); },
-                               [&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 8, seconds, cpus, one_port, latency_sample); }}))
+  for (const Row& r : best_of({[&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 1, seconds, cpus, one_port, latency_sample, sweep_counting); },
+                               [&] { return run_gpunfv(ForwardMode::zerocopy, sizes.front(), 8, seconds, cpus, one_port, latency_sample, sweep_counting); }}))
     rows.push_back(r);
   const std::string t = table(rows);
   std::fputs(("\n" + t).c_str(), stdout);

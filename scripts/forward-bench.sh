@@ -14,7 +14,9 @@
 #     scripts/forward-bench.sh .carry/fwd/bin --seconds 2 --rounds 2
 # (FORWARD_HOST names the results folder). Without testpmd the testpmd rows are left out
 # (TESTPMD=''). Extra options go to forward_bench, e.g. --seconds 2 --rounds 2, --one-port (one
-# port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep.
+# port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep,
+# --count-bytes exact,off (the zero-copy rows: bytes counted exactly, and count_bytes: off, which
+# reads no frame, as testpmd io; both by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}

@@ -362,6 +362,8 @@ class Pipeline {
         rxb += p->rx_bytes;
         txb += p->tx_bytes;
         dr += p->dropped_total;
+        s.rx_bytes_counted &= p->rx_bytes_counted.load(std::memory_order_relaxed);
+        s.tx_bytes_counted &= p->tx_bytes_counted.load(std::memory_order_relaxed);
       }
       s.rx_pps = (rx - last_rx) / dt;
       s.tx_pps = (tx - last_tx) / dt;

@@ -31,7 +31,7 @@ std::shared_ptr<const Router> build_route(const ConfigNode& route, const Forward
 // A forward between two gpuring ports shares one slot pool between them and feeds ring pair r
 // of one into ring pair r of the other: their shapes must agree, and batching is theirs.
 void check_ring_forward(const ConfigNode& n, const GpuRingPort& a, const GpuRingPort& b, const std::string& variant) {
-  for (const char* key : {"mode", "descriptor_batch", "flush_us", "burst", "latency_sample"})
+  for (const char* key : {"mode", "descriptor_batch", "flush_us", "burst", "latency_sample", "count_bytes"})
     if (n.has(key))
       n[key].fail(std::string(key) + ": does not apply to a forward between gpuring ports (the rings hand "
                   "descriptors over; they batch tail updates by the ports' tail_batch and tail_timeout_ns)");
@@ -66,7 +66,7 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
   for (const ConfigNode& n : list.items()) {
     if (!n.is_map()) n.fail("a forward is a map with from: and to:");
     n.only_keys({"from", "to", "mode", "route", "descriptor_batch", "flush_us", "burst",
-                 "latency_sample", "integrity", "variant"});
+                 "latency_sample", "integrity", "variant", "count_bytes"});
     ForwardSpec s;
     const std::string from = n.str("from"), to = n.str("to");
     auto from_id = port_id_of(from), to_id = port_id_of(to);
@@ -92,6 +92,16 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
     s.latency_sample = uint32_t(n.int_or("latency_sample", s.latency_sample, 1, 1 << 20));
     if (auto i = n.get("integrity")) s.integrity = i->as_bool();
     if (auto r = n.get("route")) s.route = build_route(*r, s, port_id_of);
+    if (auto c = n.get("count_bytes")) {
+      const std::string v = c->as_string();
+      if (v == "off")
+        s.count_bytes = ByteCounting::off;
+      else if (v != "exact")
+        c->fail("count_bytes: expected exact or off, got '" + v + "'");
+      if (s.count_bytes == ByteCounting::off && (s.route || s.integrity || s.mode == ForwardMode::copy))
+        c->fail("count_bytes: off applies to a plain zero-copy forward only (route, integrity and "
+                "mode: copy read every frame anyway, and count its bytes exactly)");
+    }
     const bool ring_from = ports[*from_id]->type() == "gpuring", ring_to = ports[*to_id]->type() == "gpuring";
     if (auto v = n.get("variant")) {
       if (!ring_from || !ring_to)

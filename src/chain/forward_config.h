@@ -16,6 +16,12 @@
 //                               # Only the burst-native zero-copy loop samples; the per-frame
 //                               # loops (route, integrity, copy) time every frame. The report
 //                               # gives the frames timed and those sent untimed.
+//       count_bytes: exact      # exact (default) | off. exact: rx/tx bytes counted exactly (the
+//                               # ports' own counters where they agree, else each frame's
+//                               # length read at rx); off: the bytes of this forward are not
+//                               # counted (the report says so: null, never a made-up number) and
+//                               # the loop reads no frame at all, as dpdk-testpmd io. off only
+//                               # for a plain zero-copy forward (no route, no integrity).
 //       variant: wr             # only between two gpuring ports: wr | rd | bn (default rd),
 //                               # see io/gpuring/forward_rings.h
 //
@@ -45,6 +51,8 @@ namespace gpunfv {
 class Router;
 
 enum class ForwardMode : uint8_t { zerocopy, copy };
+// Byte counting of a forward (`count_bytes:`): exact, or off (not counted, reported as such).
+enum class ByteCounting : uint8_t { exact, off };
 
 struct ForwardSpec {
   std::string name;  // "from=>to"
@@ -56,6 +64,7 @@ struct ForwardSpec {
   uint32_t burst = 32;
   uint32_t latency_sample = 16;  // one rx burst in this many is timed (burst-native loop)
   bool integrity = false;
+  ByteCounting count_bytes = ByteCounting::exact;
   std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
   bool on_rings = false;    // between two gpuring ports: runs on their rings
 };

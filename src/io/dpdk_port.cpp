@@ -114,6 +114,7 @@ class DpdkPort final : public Port, public ZeroCopyIo {
   uint64_t zc_handle_bytes(void* const* handles, uint32_t n) const override;
   void zc_free_handles(void* const* handles, uint32_t n) override;
   bool zc_port_bytes(uint64_t& rx, uint64_t& tx) override;
+  int zc_ethdev_port() const override { return port_id_; }
 
  private:
   void send_queued();

@@ -54,6 +54,10 @@ class ZeroCopyIo {
   virtual uint32_t zc_tx_handles(void* const* handles, uint32_t n) { return 0; }
   virtual uint64_t zc_handle_bytes(void* const* handles, uint32_t n) const { return 0; }
   virtual void zc_free_handles(void* const* handles, uint32_t n) {}
+  // The DPDK ethdev port whose queue 0 these handle bursts use (zc_rx_handles is
+  // rte_eth_rx_burst there, zc_tx_handles rte_eth_tx_burst), or -1: a forward between two such
+  // ports calls DPDK's inline burst functions itself instead of two virtual calls a burst.
+  virtual int zc_ethdev_port() const { return -1; }
   // Byte totals the port keeps itself (DPDK: the ethdev's ibytes / obytes since it started), so
   // a forward need not read every frame's length; false where the port has none. Whether they
   // count exactly the frames rx returned and tx took (a software PMD does; a NIC may count

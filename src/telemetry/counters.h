@@ -26,6 +26,9 @@ struct PortCounters {
   std::string name;
   std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};
   std::atomic<uint64_t> tx_packets{0}, tx_bytes{0};
+  // False where a forward runs with `count_bytes: off` on this port's rx (tx) side: the bytes
+  // there are not counted, and reports print none rather than the partial number.
+  std::atomic<bool> rx_bytes_counted{true}, tx_bytes_counted{true};
   std::atomic<uint64_t> forwarded{0};     // received here, transmitted on some port
   std::atomic<uint64_t> dropped_total{0}; // received here, dropped (reasons below)
   DropCounts dropped;                     // egress thread only

@@ -24,8 +24,8 @@ nlohmann::json drops_json(const DropCounts& d) {
 
 std::string format_progress(const ProgressSample& s) {
   return fmt::format("[{:7.1f}s] rx {:>11} {:>12} | tx {:>11} {:>12} | dropped {} | batches in flight {}/{}{}{}\n",
-                     s.elapsed_s, si(s.rx_pps, "pps"), si(s.rx_bps, "bit/s"), si(s.tx_pps, "pps"),
-                     si(s.tx_bps, "bit/s"), s.dropped_total, s.in_flight, s.batches,
+                     s.elapsed_s, si(s.rx_pps, "pps"), s.rx_bytes_counted ? si(s.rx_bps, "bit/s") : "- bit/s",
+                     si(s.tx_pps, "pps"), s.tx_bytes_counted ? si(s.tx_bps, "bit/s") : "- bit/s", s.dropped_total, s.in_flight, s.batches,
                      s.detail.empty() ? "" : " | ", s.detail);
 }
 
@@ -36,10 +36,18 @@ std::string summary_table(const RunStats& s) {
                      s.elapsed_s);
   out += fmt::format("{:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}\n", "port", "rx pkts",
                      "rx bytes", "tx pkts", "tx bytes", "forwarded", "dropped");
-  for (const auto& p : s.ports)
+  // Bytes a forward did not count (count_bytes: off) print as "-".
+  auto bytes = [](const std::atomic<uint64_t>& n, const std::atomic<bool>& counted) {
+    return counted ? fmt::format("{}", n.load()) : std::string("-");
+  };
+  bool bytes_off = false;
+  for (const auto& p : s.ports) {
     out += fmt::format("{:<12} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}\n", p->name,
-                       p->rx_packets.load(), p->rx_bytes.load(), p->tx_packets.load(),
-                       p->tx_bytes.load(), p->forwarded.load(), p->dropped.total());
+                       p->rx_packets.load(), bytes(p->rx_bytes, p->rx_bytes_counted), p->tx_packets.load(),
+                       bytes(p->tx_bytes, p->tx_bytes_counted), p->forwarded.load(), p->dropped.total());
+    bytes_off |= !p->rx_bytes_counted || !p->tx_bytes_counted;
+  }
+  if (bytes_off) out += "(-: bytes not counted, a forward with count_bytes: off)\n";
   if (!s.nfs.empty()) {
     out += fmt::format("\n{:<12} {:<10} {:>12} {:>12} {:>10}  {}\n", "nf", "type", "in", "out",
                        "drops", "drop reasons");
@@ -86,10 +94,15 @@ std::string summary_table(const RunStats& s) {
   }
   uint64_t rx = s.total_rx(), tx = s.total_tx();
   uint64_t rxb = 0, txb = 0;
-  for (const auto& p : s.ports) rxb += p->rx_bytes, txb += p->tx_bytes;
+  bool rxb_counted = true, txb_counted = true;
+  for (const auto& p : s.ports) {
+    rxb += p->rx_bytes, txb += p->tx_bytes;
+    rxb_counted &= p->rx_bytes_counted, txb_counted &= p->tx_bytes_counted;
+  }
   out += fmt::format("\ntotal: rx {} pkts ({}, {}), tx {} pkts ({}, {}), dropped {}\n", rx,
-                     si(rx / t, "pps"), si(rxb * 8 / t, "bit/s"), tx, si(tx / t, "pps"),
-                     si(txb * 8 / t, "bit/s"), s.total_dropped());
+                     si(rx / t, "pps"), rxb_counted ? si(rxb * 8 / t, "bit/s") : "bytes not counted",
+                     tx, si(tx / t, "pps"), txb_counted ? si(txb * 8 / t, "bit/s") : "bytes not counted",
+                     s.total_dropped());
   out += fmt::format("latency rx->tx: p50 {} ns, p99 {} ns, max {} ns ({} packets{})\n",
                      s.latency.quantile(0.5), s.latency.quantile(0.99), s.latency.max(),
                      s.latency.count(),
@@ -108,8 +121,13 @@ nlohmann::json report_json(const RunStats& s) {
   j["elapsed_s"] = s.elapsed_s;
   j["ports"] = nlohmann::json::object();
   for (const auto& p : s.ports) {
+    // Bytes not counted (count_bytes: off) are null.
+    auto bytes = [](const std::atomic<uint64_t>& n, const std::atomic<bool>& counted) {
+      return counted ? nlohmann::json(n.load()) : nlohmann::json();
+    };
     j["ports"][p->name] = {{"rx_packets", p->rx_packets.load()}, {"tx_packets", p->tx_packets.load()},
-                           {"rx_bytes", p->rx_bytes.load()},     {"tx_bytes", p->tx_bytes.load()},
+                           {"rx_bytes", bytes(p->rx_bytes, p->rx_bytes_counted)},
+                           {"tx_bytes", bytes(p->tx_bytes, p->tx_bytes_counted)},
                            {"forwarded", p->forwarded.load()},   {"dropped", p->dropped.total()},
                            {"drops", drops_json(p->dropped)}};
   }

@@ -64,6 +64,17 @@ TEST(ForwardConfig, Defaults) {
   EXPECT_EQ(f.latency_sample, 16u);
   EXPECT_FALSE(f.integrity);
   EXPECT_EQ(f.route, nullptr);
+  EXPECT_EQ(f.count_bytes, ByteCounting::exact);
+}
+
+TEST(ForwardConfig, CountBytes) {
+  auto dir = temp_dir("fwd-count-bytes");
+  for (const auto& [value, want] : {std::pair{"exact", ByteCounting::exact}, {"off", ByteCounting::off}}) {
+    std::string cfg = write_file(dir / "c.yaml", ports_yaml() + "forward:\n  - {from: in, to: out, count_bytes: " + value + "}\n");
+    RuntimeConfig rc = load_runtime_config(cfg);
+    ASSERT_EQ(rc.forwards.size(), 1u);
+    EXPECT_EQ(rc.forwards[0].count_bytes, want) << value;
+  }
 }
 
 TEST(ForwardConfig, Errors) {
@@ -76,6 +87,12 @@ TEST(ForwardConfig, Errors) {
   expect_error(p + "forward:\n  - {from: in, to: out, descriptor_batch: 0}\n", "out of range [1, 4096]", "5");
   expect_error(p + "forward:\n  - {from: in, to: out, latency_sample: 0}\n", "out of range", "5");
   expect_error(p + "forward:\n  - {from: in, to: out, batch: 8}\n", "batch", "5");
+  expect_error(p + "forward:\n  - {from: in, to: out, count_bytes: some}\n",
+               "count_bytes: expected exact or off, got 'some'", "5");
+  expect_error(p + "forward:\n  - {from: in, to: out, count_bytes: off, mode: copy}\n",
+               "count_bytes: off applies to a plain zero-copy forward only", "5");
+  expect_error(p + "forward:\n  - {from: in, to: out, count_bytes: off, integrity: on}\n",
+               "count_bytes: off applies to a plain zero-copy forward only", "5");
   expect_error(p + "forward:\n  - {from: in, to: out}\n  - {from: in, to: out}\n",
                "already feeds another forward", "6");
   expect_error(p + "forward:\n  - {from: in, to: out, route: r.routes}\n",

@@ -138,6 +138,8 @@ def test_bad_gpuring_forwards_are_config_errors(gpunfv, tmp_path):
         (gpuring_pair(b_extra=", ring_size: 256"), "config.yaml:6", "differ in ring_size (512 vs 256)"),
         (gpuring_pair(forward="{from: a, to: b, descriptor_batch: 4}"), "config.yaml:6",
          "descriptor_batch: does not apply"),
+        (gpuring_pair(forward="{from: a, to: b, count_bytes: off}"), "config.yaml:6",
+         "count_bytes: does not apply"),
         (gpuring_pair(b_extra=", source: {type: generator, count: 5}"), "config.yaml:3",
          "receives nothing"),
         (gpuring_pair(forward="{from: a, to: b, variant: bn}", a_extra=", placement: device",

@@ -260,6 +260,36 @@ def test_dpdk_pcap_vdev_burst_forward_counts_bytes_from_the_ports(gpunfv, tmp_pa
     assert [f for _, f in got] == [f for _, f in frames]
 
 
+def test_dpdk_pcap_vdev_burst_forward_without_byte_counts(gpunfv, tmp_path):
+    """count_bytes: off: the forward reads no frame, packets are still counted exactly, and the
+    report gives the bytes of that direction as not counted (null in the JSON, "-" and "bytes
+    not counted" in the summary), never as a number."""
+    if not dpdk_built(gpunfv, tmp_path):
+        pytest.skip("gpunfv was built without libdpdk")
+    out = tmp_path / "out.pcap"
+    config = tmp_path / "fwd.yaml"
+    config.write_text(
+        "ports:\n"
+        f"  - {{name: a, type: dpdk, device: net_pcap0, args: 'rx_pcap={SIP_TRACE}', eal: {json.dumps(EAL)}}}\n"
+        f"  - {{name: b, type: dpdk, device: net_pcap1, args: 'tx_pcap={out}'}}\n"
+        "forward:\n"
+        "  - {from: a, to: b, count_bytes: off}\n")
+    report_path = tmp_path / "fwd.report.json"
+    proc = run_gpunfv(gpunfv, "run", config, "--report", report_path, "--duration", "2")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    check_accounting(report)
+    fwd = report["forwards"][0]
+    assert fwd["byte_counts"] == "off" and "bytes not counted" in fwd["describe"], fwd
+    _, frames = read_pcap(SIP_TRACE)
+    a, b = report["ports"]["a"], report["ports"]["b"]
+    assert a["rx_packets"] == len(frames) and b["tx_packets"] == len(frames), report["ports"]
+    assert a["rx_bytes"] is None and b["tx_bytes"] is None, report["ports"]
+    assert "bytes not counted" in proc.stdout + proc.stderr, proc.stdout
+    _, got = read_pcap(out)
+    assert [f for _, f in got] == [f for _, f in frames]
+
+
 def test_dpdk_pcap_vdev_router_chain_matches_pcap_ports(gpunfv, tmp_path):
     if not dpdk_built(gpunfv, tmp_path):
         pytest.skip("gpunfv was built without libdpdk")

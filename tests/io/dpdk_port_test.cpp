@@ -234,6 +234,52 @@ TEST(DpdkPort, HandleBurstForwardTakesBytesFromPortCountersWhereTheyAgree) {
   EXPECT_TRUE(got.bytes == frames.bytes);
 }
 
+// count_bytes: exact sums every frame's length (bursts of 7, posts of 3: the sum's tail and
+// partial groups); off reads no frame: packets stay exact (rx = tx + drops), the bytes of that
+// direction are marked not counted on both ports (the reports print none), frames arrive unchanged.
+TEST(DpdkPort, HandleBurstForwardCountsBytesExactlyOrNotAtAll) {
+  auto a = ring_port("net_ring14", 0), b = ring_port("net_ring15", 1);
+  auto frames = sip_frames(1000);
+  uint64_t bytes = 0;
+  for (uint16_t len : frames.len) bytes += len;
+  ForwardSpec spec;
+  spec.name = "a=>b";
+  spec.from = 0, spec.to = 1;
+  spec.burst = 7;
+  spec.descriptor_batch = 3;
+  for (ByteCounting counting : {ByteCounting::exact, ByteCounting::off}) {
+    SCOPED_TRACE(counting == ByteCounting::off ? "off" : "exact");
+    spec.count_bytes = counting;
+    send(*a, frames);
+    PortCounters ca, cb;
+    Forwarder fw(spec, *a, *b, ca, cb);
+    ASSERT_TRUE(fw.handle_bursts());
+    fw.run([&] { return ca.rx_packets.load() >= 1000; });
+    EXPECT_EQ(ca.rx_packets.load(), 1000u);
+    EXPECT_EQ(cb.tx_packets.load(), 1000u);
+    EXPECT_EQ(ca.forwarded.load(), 1000u);
+    EXPECT_EQ(fw.result().sent, 1000u);
+    EXPECT_EQ(fw.result().drops.total(), 0u);
+    if (counting == ByteCounting::exact) {
+      EXPECT_EQ(fw.result().byte_counts, "frame lengths");
+      EXPECT_TRUE(ca.rx_bytes_counted.load() && cb.tx_bytes_counted.load());
+      EXPECT_EQ(ca.rx_bytes.load(), bytes);
+      EXPECT_EQ(cb.tx_bytes.load(), bytes);
+    } else {
+      EXPECT_EQ(fw.result().byte_counts, "off");
+      EXPECT_NE(fw.describe().find("bytes not counted"), std::string::npos) << fw.describe();
+      EXPECT_FALSE(ca.rx_bytes_counted.load());
+      EXPECT_FALSE(cb.tx_bytes_counted.load());
+      EXPECT_TRUE(ca.tx_bytes_counted.load() && cb.rx_bytes_counted.load());  // the other direction's
+      EXPECT_EQ(ca.rx_bytes.load(), 0u);
+      EXPECT_EQ(cb.tx_bytes.load(), 0u);
+    }
+    auto got = receive(*b, 1000);
+    ASSERT_EQ(got.size(), 1000u);
+    EXPECT_TRUE(got.bytes == frames.bytes);
+  }
+}
+
 TEST(DpdkPort, ConfigErrors) {
   auto fails = [](const std::string& yaml, const std::string& needle) {
     try {

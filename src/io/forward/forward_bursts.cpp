@@ -3,6 +3,11 @@
 #include <cstring>
 #include <vector>
 
+#if GPUNFV_HAVE_DPDK_PORT
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#endif
+
 #include "io/forward/forward_loop.h"
 #include "io/forward/forwarder.h"
 
@@ -17,13 +22,17 @@ namespace gpunfv {
 //   and then reads no frame header again if both sides agree; otherwise it keeps summing.
 class Forwarder::BurstBytes {
  public:
-  BurstBytes(ZeroCopyIo& in, ZeroCopyIo& out) : in_(in), out_(out) {
+  BurstBytes(ZeroCopyIo& in, ZeroCopyIo& out, ByteCounting counting) : in_(in), out_(out) {
     uint64_t unused = 0;
+    if (counting == ByteCounting::off) {
+      source_ = Source::off;
+      return;
+    }
     const bool have = in_.zc_port_bytes(port_rx0_, unused) && out_.zc_port_bytes(unused, port_tx0_);
     source_ = have ? Source::calibrating : Source::frames;
   }
   // Whether rx must sum the lengths of what it received.
-  bool per_frame() const { return source_ != Source::port; }
+  bool per_frame() const { return source_ == Source::frames || source_ == Source::calibrating; }
   bool calibrating() const { return source_ == Source::calibrating; }
   void received(uint64_t bytes) { rx_ += bytes; }
   void lost(void* const* handles, uint32_t n) {
@@ -33,11 +42,11 @@ class Forwarder::BurstBytes {
   // received and not yet posted.
   void settle(Loop& st, void* const* pending, uint32_t waiting);
   const char* source_name() const {
-    return source_ == Source::port ? "port counters" : "frame lengths";
+    return source_ == Source::port ? "port counters" : source_ == Source::off ? "off" : "frame lengths";
   }
 
  private:
-  enum class Source : uint8_t { frames, calibrating, port };
+  enum class Source : uint8_t { frames, calibrating, port, off };
   ZeroCopyIo& in_;
   ZeroCopyIo& out_;
   Source source_ = Source::frames;
@@ -48,6 +57,7 @@ class Forwarder::BurstBytes {
 
 void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t waiting) {
   uint64_t rx = 0, tx = 0;
+  if (source_ == Source::off) return;  // the ports' counters say "not counted"
   if (source_ == Source::port) {
     uint64_t port_rx = 0, port_tx = 0, unused = 0;
     in_.zc_port_bytes(port_rx, unused);
@@ -67,6 +77,56 @@ void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t wait
   st.tx_bytes += tx - tx_out_, tx_out_ = tx;
 }
 
+namespace {
+
+// How the loop moves a burst: through the ports' ZeroCopyIo (two virtual calls a burst), or,
+// between two DPDK ports, DPDK's inline rte_eth_rx_burst / rte_eth_tx_burst on queue 0, what
+// the ports' zc_rx_handles / zc_tx_handles call (dpdk-testpmd io's shape: one indirect call
+// into the driver each way, nothing around it). rx sums the frames' lengths where `bytes` is
+// not null.
+struct VirtualBursts {
+  ZeroCopyIo& in;
+  ZeroCopyIo& out;
+  uint32_t rx(void** handles, uint32_t max, uint64_t* bytes) { return in.zc_rx_handles(handles, max, bytes); }
+  uint32_t tx(void* const* handles, uint32_t n) { return out.zc_tx_handles(handles, n); }
+};
+
+#if GPUNFV_HAVE_DPDK_PORT
+// Total length of mbufs[0, n): a load from each header (in L1: the frames were just received).
+// The measured cost of exact byte counts on ports that keep none (bench/results/forward-vm-s14;
+// four separate sums measured no faster than this one).
+inline uint64_t frame_bytes(rte_mbuf* const* mbufs, uint32_t n) {
+  uint64_t b = 0;
+#pragma GCC unroll 4
+  for (uint32_t k = 0; k < n; ++k) b += rte_pktmbuf_pkt_len(mbufs[k]);
+  return b;
+}
+
+// rte_mbuf** and void** name the same pointer array (see DpdkPort::zc_rx_handles).
+struct EthdevBursts {
+  uint16_t in_port, out_port;
+  uint32_t rx(void** handles, uint32_t max, uint64_t* bytes) {
+    auto** mbufs = reinterpret_cast<rte_mbuf**>(handles);
+    const uint16_t got = rte_eth_rx_burst(in_port, 0, mbufs, uint16_t(max));
+    if (bytes) *bytes = frame_bytes(mbufs, got);
+    return got;
+  }
+  uint32_t tx(void* const* handles, uint32_t n) {
+    return rte_eth_tx_burst(out_port, 0, reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)), uint16_t(n));
+  }
+};
+#endif
+
+}  // namespace
+
+void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
+#if GPUNFV_HAVE_DPDK_PORT
+  const int in = zc_from_->zc_ethdev_port(), out = zc_to_->zc_ethdev_port();
+  if (in >= 0 && out >= 0) return run_bursts(EthdevBursts{uint16_t(in), uint16_t(out)}, stop, st);
+#endif
+  run_bursts(VirtualBursts{*zc_from_, *zc_to_}, stop, st);
+}
+
 // Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
 // takes groups of descriptor_batch straight from it. Nothing in the loop reads an mbuf or the
 // clock unless a count needs it:
@@ -75,11 +135,15 @@ void Forwarder::BurstBytes::settle(Loop& st, void* const* pending, uint32_t wait
 //   other bursts are sent untimed (ForwardResult: sent - latency.count()). An empty poll reads
 //   no clock. `timed` holds the timed bursts still waiting: pending[from, end), and when they
 //   came.
-// - bytes: BurstBytes (the ports' counters where they agree, else lengths read at rx).
+// - bytes: BurstBytes (the ports' counters where they agree, else lengths read at rx; none
+//   with count_bytes: off).
 // - a partial group goes at once when the burst came back short (the rx queue ran dry) or the
 //   loop stops; after a full burst it waits for more, at most flush_us from when the loop first
 //   saw it (the only other clock read, and only where descriptor_batch does not divide bursts).
-void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
+// The common turn (a burst in, all of it posted, nothing timed) touches only the loop's
+// counters: what timing, partial groups and port refusals need sits behind rarely taken branches.
+template <class Bursts>
+void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   ZeroCopyIo& in = *zc_from_;
   ZeroCopyIo& out = *zc_to_;
@@ -94,25 +158,24 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   };
   std::vector<Timed> timed(cap);
   uint32_t waiting = 0, ntimed = 0;  // pending[0, waiting); timed[0, ntimed)
-  uint32_t to_next_timed = 0;        // non-empty bursts until the next timed one
+  uint32_t to_next_timed = 1;        // non-empty bursts until the next timed one (1: this one)
   uint64_t wait_since = 0;           // when the partial group left waiting was first seen
-  BurstBytes bytes(in, out);
+  BurstBytes bytes(in, out, spec_.count_bytes);
   st.result.latency_sample = sample_every;
 
-  // Posts pending[first, first + count): one tx descriptor post; what the port does not take
-  // within 1000 tries is freed and counted (port_tx_error).
-  auto post = [&](uint32_t first, uint32_t count) {
-    void* const* group = pending.data() + first;
-    uint32_t sent = out.zc_tx_handles(group, count);
-    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += out.zc_tx_handles(group + sent, count - sent);
-    ++st.result.posts;
-    st.tx += sent;
-    st.result.sent += sent;
+  // What the port did not take at once: up to 1000 tries in all, then the rest is freed and
+  // counted (port_tx_error). Returns how many it took.
+  auto refused = [&](void* const* group, uint32_t count, uint32_t sent) {
+    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += io.tx(group + sent, count - sent);
     if (sent < count) {
       bytes.lost(group + sent, count - sent);
       in.zc_free_handles(group + sent, count - sent);
       st.drop(DropReason::port_tx_error, count - sent);
     }
+    return sent;
+  };
+  // One histogram update per timed burst with frames in pending[first, first + sent).
+  auto record = [&](uint32_t first, uint32_t sent) {
     uint64_t now = 0;
     for (uint32_t t = 0; t < ntimed; ++t) {
       const uint32_t lo = std::max(timed[t].from, first), hi = std::min(timed[t].end, first + sent);
@@ -121,19 +184,26 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
       st.result.latency.record(now - timed[t].ns, hi - lo);
     }
   };
+  // Posts pending[first, first + count): one tx descriptor post.
+  auto post = [&](uint32_t first, uint32_t count) {
+    void* const* group = pending.data() + first;
+    uint32_t sent = io.tx(group, count);
+    if (__builtin_expect(sent < count, 0)) sent = refused(group, count, sent);
+    ++st.result.posts;
+    st.tx += sent;
+    st.result.sent += sent;
+    if (__builtin_expect(ntimed != 0, 0)) record(first, sent);
+  };
 
-  uint32_t n = 0;
   for (;;) {
     const bool stopping = st.check_stop() && (stop() || from_.rx_done());
     uint64_t got_bytes = 0;
-    n = stopping ? 0 : in.zc_rx_handles(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
+    const uint32_t n = stopping ? 0 : io.rx(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
     if (n) {
       st.rx += n;
       bytes.received(got_bytes);
-      if (to_next_timed == 0)
-        timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every - 1;
-      else
-        --to_next_timed;
+      if (__builtin_expect(--to_next_timed == 0, 0))
+        timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every;
       waiting += n;
     }
     uint32_t posted = 0;
@@ -151,19 +221,29 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
       }
     }
     if (posted) {
-      // Frames left (fewer than db) move to the front; so do the timed bursts they came in.
       const uint32_t left = waiting - posted;
-      if (left) std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
-      else wait_since = 0;
-      uint32_t keep = 0;
-      for (uint32_t t = 0; t < ntimed; ++t)
-        if (timed[t].end > posted)
-          timed[keep++] = Timed{std::max(timed[t].from, posted) - posted, timed[t].end - posted, timed[t].ns};
-      ntimed = keep;
+      if (__builtin_expect(left != 0, 0)) {
+        // Frames left (fewer than db) move to the front; so do the timed bursts they came in.
+        std::memmove(pending.data(), pending.data() + posted, left * sizeof(void*));
+        uint32_t keep = 0;
+        for (uint32_t t = 0; t < ntimed; ++t)
+          if (timed[t].end > posted)
+            timed[keep++] = Timed{std::max(timed[t].from, posted) - posted, timed[t].end - posted, timed[t].ns};
+        ntimed = keep;
+      } else {
+        wait_since = 0, ntimed = 0;
+      }
       waiting = left;
     }
     if (stopping) break;
     if (n == 0) {
+      // The first kSpinPolls empty polls go straight back to the port (inline: between two
+      // cores the rate is frames in flight over the time an empty poll takes to see the next
+      // burst); the rest pause, publish, yield (idle()).
+      if (__builtin_expect(st.empty_polls + 1 < Loop::kSpinPolls, 1)) {
+        ++st.empty_polls;
+        continue;
+      }
       if (st.publishes_when_idle()) bytes.settle(st, pending.data(), waiting);
       idle(st);
     } else if (st.busy_turn()) {

@@ -36,7 +36,7 @@ void ForwardThreads::join() {
     j["descriptor_batch"] = spec.descriptor_batch;
     j["posts"] = r.posts;
     j["copied_bytes"] = r.copied_bytes;
-    j["byte_counts"] = r.byte_counts;  // "frame lengths" or "port counters"
+    j["byte_counts"] = r.byte_counts;  // "frame lengths", "port counters" or "off"
     j["sent"] = r.sent;
     j["latency_sample"] = r.latency_sample;  // one rx burst in this many timed
     j["latency_ns"] = {{"p50", r.latency.quantile(0.5)}, {"p90", r.latency.quantile(0.9)},

@@ -66,6 +66,8 @@ std::string Forwarder::describe() const {
                               handle_bursts() ? "zero-copy (handle bursts)" : zero_copy() ? "zero-copy" : "copy");
   if (!fallback_reason_.empty()) s += " (zerocopy asked: " + fallback_reason_ + ")";
   s += fmt::format(", descriptor_batch {}", spec_.descriptor_batch);
+  if (spec_.count_bytes == ByteCounting::off)
+    s += handle_bursts() ? ", bytes not counted" : ", bytes counted (count_bytes: off applies to handle bursts only)";
   if (spec_.route) s += ", routed";
   if (spec_.integrity) s += ", sampled integrity";
   return s;
@@ -123,8 +125,13 @@ void Forwarder::run(const std::function<bool()>& stop) {
   from_.io_thread_begin();
   to_.io_thread_begin();
   auto st = std::make_unique<Loop>();  // the histogram is 8 KiB: heap, this thread's arena
-  if (handle_bursts())
+  if (handle_bursts()) {
+    if (spec_.count_bytes == ByteCounting::off) {
+      from_pc_.rx_bytes_counted.store(false, std::memory_order_relaxed);
+      to_pc_.tx_bytes_counted.store(false, std::memory_order_relaxed);
+    }
     run_handle_bursts(stop, *st);
+  }
   else if (zero_copy())
     run_zero_copy(stop, *st);
   else

@@ -12,8 +12,10 @@
 // array rx_burst filled straight to tx_burst (dpdk-testpmd io's shape, plus accounting, latency
 // and descriptor batching): it reads no frame header where the ports count bytes themselves
 // (checked against the lengths first) and times one rx burst in `latency_sample` (the rest go
-// untimed, counted: ForwardResult::sent - latency.count()); otherwise a per-frame loop, which
-// reads every frame anyway and times them all.
+// untimed, counted: ForwardResult::sent - latency.count()); with `count_bytes: off` it reads no
+// frame header at all and marks the two ports' byte counters of its direction as not counted
+// (PortCounters::rx_bytes_counted / tx_bytes_counted). Otherwise a per-frame loop, which reads
+// every frame anyway, counts bytes exactly and times them all.
 //
 // Counting: rx, forwarded, drops and tx go into the ports' PortCounters every few dozen loop
 // turns and when the loop idles or ends (the progress line sees them); drops by reason and
@@ -46,8 +48,9 @@ struct ForwardResult {
   uint64_t sent = 0;          // frames the target port took; sent - latency.count() went untimed
   uint64_t posts = 0;         // tx descriptor posts (tail updates)
   uint64_t copied_bytes = 0;  // bytes gpunfv copied (0 when zero-copy)
-  // Where the byte counters came from: "frame lengths" (read per frame) or "port counters"
-  // (the ports' own, where they agree with the lengths; handle-burst loop only).
+  // Where the byte counters came from: "frame lengths" (read per frame), "port counters"
+  // (the ports' own, where they agree with the lengths; handle-burst loop only) or "off"
+  // (count_bytes: off: not counted; the ports' PortCounters say so).
   std::string byte_counts = "frame lengths";
 };
 
@@ -73,6 +76,8 @@ class Forwarder {
   struct Loop;  // what a running loop writes, on its own thread's stack
   class BurstBytes;  // byte counting of the handle-burst loop
   void run_handle_bursts(const std::function<bool()>& stop, Loop& st);
+  template <class Bursts>  // how a burst moves (forward_bursts.cpp)
+  void run_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
   void run_zero_copy(const std::function<bool()>& stop, Loop& st);
   void run_copy(const std::function<bool()>& stop, Loop& st);
   // Routing and the rx-side checksum of one frame; false (and `why`) if it is dropped.
