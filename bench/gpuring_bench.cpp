@@ -231,18 +231,18 @@ int main(int argc, char** argv) {
       for (double load : loads)
         for (uint32_t tail_batch : table_tail_batch)
           for (uint64_t tail_timeout_ns : table_tail_timeout_ns) {
-        Case c;
-        c.rings.rings = n;
-        c.rings.ring_size = 512;
-        c.rings.tail_batch = tail_batch;
-        c.rings.tail_timeout_ns = tail_timeout_ns;
-        c.size = size;
-        c.load = load;
-        c.rate_pps = load * ce[size];
-        c.copy_engine_pps = ce[size];
-        c.packets = packets_for(c.rate_pps);
-        if (!stalled) emit(run_ring_case(c, env));
-      }
+            Case c;
+            c.rings.rings = n;
+            c.rings.ring_size = 512;
+            c.rings.tail_batch = tail_batch;
+            c.rings.tail_timeout_ns = tail_timeout_ns;
+            c.size = size;
+            c.load = load;
+            c.rate_pps = load * ce[size];
+            c.copy_engine_pps = ce[size];
+            c.packets = packets_for(c.rate_pps);
+            if (!stalled) emit(run_ring_case(c, env));
+          }
 
   const uint32_t tb_size = std::find(sizes.begin(), sizes.end(), 300u) != sizes.end() ? 300 : sizes[0];
   if (section("tail"))

@@ -75,9 +75,6 @@ class TemporalToken {
   uint64_t next_ticket_ = 0, serving_ = 0;
 };
 
-// The most batches a stage may have on its stream at once (settings.gpu_in_flight, 1..64).
-constexpr size_t kMaxInFlightPerStage = 64;
-
 class GpuStage final : public ProcessingStage {
  public:
   GpuStage(const RuntimeConfig& rc, const BatchShape& shape)
@@ -223,8 +220,7 @@ class GpuStage final : public ProcessingStage {
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
-    const size_t depth = std::min<size_t>(rc_.settings.gpu_in_flight, kMaxInFlightPerStage);
-    for (size_t i = 0; i < 2 * depth; ++i) w.free_events.push_back(create_event(cudaEventDefault));
+    for (size_t i = 0; i < 2 * size_t(rc_.settings.gpu_in_flight); ++i) w.free_events.push_back(create_event(cudaEventDefault));
   }
 
   size_t worker_index(size_t c, size_t s) const {
@@ -267,7 +263,8 @@ class GpuStage final : public ProcessingStage {
     Worker w = take_worker(c, s);
     ChainFlow& flow = *flows_[c];
     const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
-    const size_t depth = temporal ? 1 : std::min<size_t>(rc_.settings.gpu_in_flight, kMaxInFlightPerStage);
+    // settings.gpu_in_flight: batches on the stage's stream at once (1..64, checked at parse).
+    const size_t depth = temporal ? 1 : rc_.settings.gpu_in_flight;
     unsigned idle = 0;
     for (;;) {
       bool progressed = false;

@@ -23,6 +23,7 @@
 
 #include "core/clock.h"
 #include "io/dpdk_eal.h"
+#include "io/dpdk_handle_bursts.h"
 
 namespace gpunfv {
 
@@ -313,20 +314,11 @@ void DpdkPort::zc_free(const FrameRef* frames, uint32_t n) {
 // rte_mbuf** and void** name the same pointer array: DPDK's own net_ring hands mbuf arrays to
 // rte_ring as void** the same way.
 uint32_t DpdkPort::zc_rx_handles(void** handles, uint32_t max, uint64_t* bytes) {
-  auto** mbufs = reinterpret_cast<rte_mbuf**>(handles);
-  const uint16_t got = rte_eth_rx_burst(port_id_, 0, mbufs, uint16_t(std::min<uint32_t>(max, 0xFFFF)));
-  if (bytes) {
-    uint64_t b = 0;
-#pragma GCC unroll 4
-    for (uint16_t k = 0; k < got; ++k) b += rte_pktmbuf_pkt_len(mbufs[k]);
-    *bytes = b;
-  }
-  return got;
+  return dpdk_bursts::rx(port_id_, handles, max, bytes);
 }
 
 uint32_t DpdkPort::zc_tx_handles(void* const* handles, uint32_t n) {
-  return rte_eth_tx_burst(port_id_, 0, reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)),
-                          uint16_t(std::min<uint32_t>(n, 0xFFFF)));
+  return dpdk_bursts::tx(port_id_, handles, n);
 }
 
 uint64_t DpdkPort::zc_handle_bytes(void* const* handles, uint32_t n) const {

@@ -89,7 +89,6 @@ GeneratorPort::GeneratorPort(const ConfigNode& node, uint16_t id, const PortCont
     else if (v == "stream") stream_min_bytes_ = 0;
     else if (v == "plain") stream_min_bytes_ = UINT32_MAX;
     else st->fail("stores must be auto, stream or plain");
-    stores_text_ = v;
   }
   if (live_ && rate_.unit == GeneratorRate::Unit::unlimited)
     node["live"].fail("live: true needs a rate (frames arrive on their own schedule)");
@@ -433,7 +432,8 @@ std::string GeneratorPort::describe() const {
   if (!dst_from_.empty()) s += " dst_from=" + dst_from_;
   if (live_) s += fmt::format(" live ring={}", ring_);
   if (queues_.size() > 1) s += fmt::format(" queues={}", queues_.size());
-  if (stores_text_ != "auto") s += " stores=" + stores_text_;
+  if (stream_min_bytes_ == 0) s += " stores=stream";
+  if (stream_min_bytes_ == UINT32_MAX) s += " stores=plain";
   return s;
 }
 

@@ -132,7 +132,6 @@ class GeneratorPort final : public Port {
   // stream: 0, plain: never).
   static constexpr uint32_t kStreamAutoMinBytes = 256;
   uint32_t stream_min_bytes_ = kStreamAutoMinBytes;
-  std::string stores_text_{"auto"};
 
   // Pre-built data
   std::vector<FlowTemplate> flows_;

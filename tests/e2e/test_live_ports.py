@@ -212,17 +212,24 @@ def dpdk_built(gpunfv, tmp_path) -> bool:
     return "this build has no DPDK port" not in proc.stderr
 
 
-def test_dpdk_pcap_vdev_zero_copy_forward(gpunfv, tmp_path):
-    if not dpdk_built(gpunfv, tmp_path):
-        pytest.skip("gpunfv was built without libdpdk")
-    out = tmp_path / "out.pcap"
+def pcap_vdev_forward(tmp_path, out, forward: str):
+    """A configuration forwarding SIP_TRACE from net_pcap port a to net_pcap port b (written to
+    `out`) by the given forward: entry, a YAML flow map."""
     config = tmp_path / "fwd.yaml"
     config.write_text(
         "ports:\n"
         f"  - {{name: a, type: dpdk, device: net_pcap0, args: 'rx_pcap={SIP_TRACE}', eal: {json.dumps(EAL)}}}\n"
         f"  - {{name: b, type: dpdk, device: net_pcap1, args: 'tx_pcap={out}'}}\n"
         "forward:\n"
-        "  - {from: a, to: b, integrity: on}\n")
+        f"  - {forward}\n")
+    return config
+
+
+def test_dpdk_pcap_vdev_zero_copy_forward(gpunfv, tmp_path):
+    if not dpdk_built(gpunfv, tmp_path):
+        pytest.skip("gpunfv was built without libdpdk")
+    out = tmp_path / "out.pcap"
+    config = pcap_vdev_forward(tmp_path, out, "{from: a, to: b, integrity: on}")
     report = run_chain(gpunfv, config, "--duration", "2")
     assert report["forwards"][0]["mode"] == "zerocopy"
     assert report["forwards"][0]["copied_bytes"] == 0
@@ -239,13 +246,7 @@ def test_dpdk_pcap_vdev_burst_forward_counts_bytes_from_the_ports(gpunfv, tmp_pa
     if not dpdk_built(gpunfv, tmp_path):
         pytest.skip("gpunfv was built without libdpdk")
     out = tmp_path / "out.pcap"
-    config = tmp_path / "fwd.yaml"
-    config.write_text(
-        "ports:\n"
-        f"  - {{name: a, type: dpdk, device: net_pcap0, args: 'rx_pcap={SIP_TRACE}', eal: {json.dumps(EAL)}}}\n"
-        f"  - {{name: b, type: dpdk, device: net_pcap1, args: 'tx_pcap={out}'}}\n"
-        "forward:\n"
-        "  - {from: a, to: b, descriptor_batch: 32, latency_sample: 8}\n")
+    config = pcap_vdev_forward(tmp_path, out, "{from: a, to: b, descriptor_batch: 32, latency_sample: 8}")
     report = run_chain(gpunfv, config, "--duration", "2")
     fwd = report["forwards"][0]
     assert fwd["mode"] == "zerocopy" and "handle bursts" in fwd["describe"], fwd
@@ -267,13 +268,7 @@ def test_dpdk_pcap_vdev_burst_forward_without_byte_counts(gpunfv, tmp_path):
     if not dpdk_built(gpunfv, tmp_path):
         pytest.skip("gpunfv was built without libdpdk")
     out = tmp_path / "out.pcap"
-    config = tmp_path / "fwd.yaml"
-    config.write_text(
-        "ports:\n"
-        f"  - {{name: a, type: dpdk, device: net_pcap0, args: 'rx_pcap={SIP_TRACE}', eal: {json.dumps(EAL)}}}\n"
-        f"  - {{name: b, type: dpdk, device: net_pcap1, args: 'tx_pcap={out}'}}\n"
-        "forward:\n"
-        "  - {from: a, to: b, count_bytes: off}\n")
+    config = pcap_vdev_forward(tmp_path, out, "{from: a, to: b, count_bytes: off}")
     report_path = tmp_path / "fwd.report.json"
     proc = run_gpunfv(gpunfv, "run", config, "--report", report_path, "--duration", "2")
     assert proc.returncode == 0, proc.stderr

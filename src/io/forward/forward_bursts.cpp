@@ -4,8 +4,7 @@
 #include <vector>
 
 #if GPUNFV_HAVE_DPDK_PORT
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
+#include "io/dpdk_handle_bursts.h"
 #endif
 
 #include "io/forward/forward_loop.h"
@@ -92,28 +91,10 @@ struct VirtualBursts {
 };
 
 #if GPUNFV_HAVE_DPDK_PORT
-// Total length of mbufs[0, n): a load from each header (in L1: the frames were just received).
-// The measured cost of exact byte counts on ports that keep none (bench/results/forward-vm-s14;
-// four separate sums measured no faster than this one).
-inline uint64_t frame_bytes(rte_mbuf* const* mbufs, uint32_t n) {
-  uint64_t b = 0;
-#pragma GCC unroll 4
-  for (uint32_t k = 0; k < n; ++k) b += rte_pktmbuf_pkt_len(mbufs[k]);
-  return b;
-}
-
-// rte_mbuf** and void** name the same pointer array (see DpdkPort::zc_rx_handles).
 struct EthdevBursts {
   uint16_t in_port, out_port;
-  uint32_t rx(void** handles, uint32_t max, uint64_t* bytes) {
-    auto** mbufs = reinterpret_cast<rte_mbuf**>(handles);
-    const uint16_t got = rte_eth_rx_burst(in_port, 0, mbufs, uint16_t(max));
-    if (bytes) *bytes = frame_bytes(mbufs, got);
-    return got;
-  }
-  uint32_t tx(void* const* handles, uint32_t n) {
-    return rte_eth_tx_burst(out_port, 0, reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)), uint16_t(n));
-  }
+  uint32_t rx(void** handles, uint32_t max, uint64_t* bytes) { return dpdk_bursts::rx(in_port, handles, max, bytes); }
+  uint32_t tx(void* const* handles, uint32_t n) { return dpdk_bursts::tx(out_port, handles, n); }
 };
 #endif
 
