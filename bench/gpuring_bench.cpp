@@ -12,7 +12,7 @@
 // Usage: gpuring_bench [--rings 1,2,4,8,16] [--sizes 64,300,1000,1500] [--loads 0.25,0.5,0.9,0]
 //                      [--packets N] [--max-case-s S] [--case-timeout-s S] [--nf pass|router]
 //                      [--sections table,tail,staged] [--nic-burst 32] [--nic-inflight 4]
-//                      [--nic-per-frame-copies] [--json FILE] [--quick]
+//                      [--nic-per-frame-copies] [--nic-dma batch,single,sm] [--json FILE] [--quick]
 // A ring case whose loops do not drain within --case-timeout-s is aborted, reported, and ends
 // the run (exit 1); a hang the abort cannot end is ended by the session's watchdog (exit 3).
 // (run from the repository root: --routes defaults to data/router/bart_ipv4_random5000.txt)
@@ -53,11 +53,11 @@ std::string header() {
   // the emulator's polling (io/gpuring/gpu_latency.h).
   // "rx blocked": share of the run the emulator's rx thread waited for its copy engine;
   // "limit" (unpaced rows): what held the rate, by limit_of's rule.
-  return "| path | rings | size | batch | t/o ns | wb | load | offered Mpps | Mpps | x copy engine | lost | "
+  return "| path | NIC DMA | rings | size | batch | t/o ns | wb | load | offered Mpps | Mpps | x copy engine | lost | "
          "reordered (in ring) | lat mean us | std us | p50 us | p99 us | max us | rx DMA p50 / p99 us | "
          "GPU side p50 / p99 us | on GPU p50 / p99 us | tx DMA p50 / p99 us | rx blocked | frames/copy | limit | cpu cores | driver cores | "
          "accounting |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 }
 
 std::string pair(const Spread& s) { return fmt::format("{:.1f} / {:.1f}", s.p50 / 1e3, s.p99 / 1e3); }
@@ -66,9 +66,9 @@ std::string row(const Result& r) {
   const Case& c = r.c;
   const bool ring = c.path == "gpuring";
   return fmt::format(
-      "| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.3f} | {:.2f} | {} | {} ({}) | {:.1f} | {:.1f} | {:.1f} | "
+      "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.3f} | {:.2f} | {} | {} ({}) | {:.1f} | {:.1f} | {:.1f} | "
       "{:.1f} | {:.1f} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |",
-      c.path, c.rings.rings, c.size, c.rings.tail_batch, c.rings.tail_timeout_ns,
+      c.path, ring ? gpuring::nic_dma_name(c.dma) : "-", c.rings.rings, c.size, c.rings.tail_batch, c.rings.tail_timeout_ns,
       c.rings.tx_writeback ? "on" : "off", c.load > 0 ? fmt::format("{:.0f}%", c.load * 100) : "max",
       c.rate_pps / 1e6, r.mpps, c.copy_engine_pps > 0 ? r.mpps * 1e6 / c.copy_engine_pps : 0.0, r.lost,
       r.reordered, r.reordered_in_ring, r.lat_mean_ns / 1e3, r.lat_std_ns / 1e3, r.lat_p50_ns / 1e3,
@@ -127,6 +127,10 @@ int main(int argc, char** argv) {
       ->delimiter(',')->check(CLI::Range(1, 511));
   app.add_option("--table-tail-timeout-ns", table_tail_timeout_ns, "table: tail timeout (each value a row)")
       ->delimiter(',')->check(CLI::Range(uint64_t(0), uint64_t(1'000'000'000)));
+  std::vector<std::string> nic_dma_names{"batch"};
+  app.add_option("--nic-dma", nic_dma_names,
+                 "the emulator's DMA on the GPU, each a set of rows: batch, single (the copy engine), sm (GPU threads)")
+      ->delimiter(',')->check(CLI::IsMember({"batch", "single", "sm"}));
   std::vector<std::string> sections{"table", "tail", "staged"};
   app.add_option("--sections", sections, "table, tail, staged")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
@@ -214,18 +218,40 @@ int main(int argc, char** argv) {
              "engine\" are over the pipelined rate.\n\n"
              "| size | pipelined Mpps | stepwise Mpps | ratio |\n|---|---|---|---|\n",
              nic_inflight, nic_burst, per_frame_copies ? "one copy per frame" : "adjacent slots in one copy");
-  std::map<uint32_t, double> ce, ce_old;
+  std::vector<gpuring::NicDma> dmas;
+  if (host) nic_dma_names = {"batch"};  // memcpy plays the DMA on the CPU: one kind of row
+  for (const std::string& d : nic_dma_names)
+    dmas.push_back(d == "sm" ? gpuring::NicDma::sm : d == "single" ? gpuring::NicDma::single : gpuring::NicDma::batch);
+  std::map<uint32_t, double> ce_old;
+  std::map<gpuring::NicDma, std::map<uint32_t, double>> ce_of;  // per DMA kind, per size
   for (uint32_t size : sizes) {
     const uint64_t n = std::min<uint64_t>(packets, 200000);
-    ce[size] = copy_engine_pps(size, nic_burst, n, host, nic_inflight, !per_frame_copies);
+    for (gpuring::NicDma d : dmas) ce_of[d][size] = copy_engine_pps(size, nic_burst, n, host, nic_inflight, !per_frame_copies, d);
     ce_old[size] = copy_engine_pps_stepwise(size, 32, n, host);
-    fmt::print("| {} | {:.3f} | {:.3f} | {:.1f} |\n", size, ce[size] / 1e6, ce_old[size] / 1e6,
-               ce_old[size] > 0 ? ce[size] / ce_old[size] : 0.0);
+    const double first = ce_of[dmas[0]][size];
+    fmt::print("| {} | {:.3f} | {:.3f} | {:.1f} |\n", size, first / 1e6, ce_old[size] / 1e6,
+               ce_old[size] > 0 ? first / ce_old[size] : 0.0);
   }
+  if (dmas.size() > 1 && !host) {
+    fmt::print("\n### The emulator alone with each DMA engine (pipelined, as above)\n\n| size |");
+    for (gpuring::NicDma d : dmas) fmt::print(" {} Mpps |", gpuring::nic_dma_name(d));
+    fmt::print(" {} / {} |\n|---|", gpuring::nic_dma_name(dmas.back()), gpuring::nic_dma_name(dmas[0]));
+    for (size_t i = 0; i <= dmas.size(); ++i) fmt::print("---|");
+    fmt::print("\n");
+    for (uint32_t size : sizes) {
+      fmt::print("| {} |", size);
+      for (gpuring::NicDma d : dmas) fmt::print(" {:.3f} |", ce_of[d][size] / 1e6);
+      fmt::print(" {:.2f} |\n", ce_of[dmas[0]][size] > 0 ? ce_of[dmas.back()][size] / ce_of[dmas[0]][size] : 0.0);
+    }
+  }
+  // The tail and staged sections use the first DMA kind.
+  std::map<uint32_t, double>& ce = ce_of[dmas[0]];
 
   if (section("table"))
-    fmt::print("\n## Table II shape: rings x size x load (tail batch {} / {} ns, write-back on)\n\n{}\n",
+    fmt::print("\n## Table II shape: rings x size x load (tail batch {} / {} ns, write-back on; a row's load is a "
+               "fraction of what the emulator moves alone with that row's DMA engine)\n\n{}\n",
                fmt::join(table_tail_batch, ","), fmt::join(table_tail_timeout_ns, ","), header());
+  for (gpuring::NicDma dma : dmas)
   for (uint32_t size : section("table") ? sizes : std::vector<uint32_t>{})
     for (uint32_t n : rings)
       for (double load : loads)
@@ -238,8 +264,9 @@ int main(int argc, char** argv) {
             c.rings.tail_timeout_ns = tail_timeout_ns;
             c.size = size;
             c.load = load;
-            c.rate_pps = load * ce[size];
-            c.copy_engine_pps = ce[size];
+            c.dma = dma;
+            c.rate_pps = load * ce_of[dma][size];
+            c.copy_engine_pps = ce_of[dma][size];
             c.packets = packets_for(c.rate_pps);
             if (!stalled) emit(run_ring_case(c, env));
           }
@@ -255,6 +282,7 @@ int main(int argc, char** argv) {
       c.rings.tail_batch = batch;
       c.rings.tail_timeout_ns = batch == 1 ? 0 : 2500;
       c.rings.tx_writeback = wb;
+      c.dma = dmas[0];
       c.size = tb_size;
       c.load = 0.5;
       c.rate_pps = 0.5 * ce[tb_size];
@@ -269,6 +297,7 @@ int main(int argc, char** argv) {
     Case c;
     c.rings.rings = 1;
     c.rings.ring_size = 512;
+    c.dma = dmas[0];
     c.size = size;
     c.load = 0.5;
     c.rate_pps = 0.5 * ce[size];
@@ -288,6 +317,8 @@ int main(int argc, char** argv) {
     nlohmann::json j;
     j["nf"] = nf;
     for (auto& [size, pps] : ce) j["copy_engine_pps"][std::to_string(size)] = pps;
+    for (auto& [d, per_size] : ce_of)
+      for (auto& [size, pps] : per_size) j["emulator_alone_pps"][gpuring::nic_dma_name(d)][std::to_string(size)] = pps;
     for (auto& [size, pps] : ce_old) j["copy_engine_stepwise_pps"][std::to_string(size)] = pps;
     j["nic"] = {{"burst", nic_burst}, {"inflight", nic_inflight}, {"coalesce", !per_frame_copies}};
     for (const Result& r : all) j["rows"].push_back(r.json());

@@ -66,6 +66,7 @@ nlohmann::json Spread::json() const { return {{"p50_ns", p50}, {"p90_ns", p90}, 
 
 nlohmann::json Result::json() const {
   return {{"path", c.path},
+          {"nic_dma", ::gpunfv::gpuring::nic_dma_name(c.dma)},
           {"rings", c.rings.rings},
           {"ring_size", c.rings.ring_size},
           {"size", c.size},
@@ -123,7 +124,7 @@ Result run_ring_case(const Case& c, const Env& env) {
   nic.max_latency_samples = c.packets;
   nic.latency_breakdown = true;
   nic.phase_timing = true;
-  gr::RingSession s(c.rings, env.host ? gr::Placement::host : gr::Placement::device, *gen, &sink, nic);
+  gr::RingSession s(c.rings, env.host ? gr::Placement::host : gr::Placement::device, *gen, &sink, nic, c.dma);
   const double cpu0 = process_cpu_seconds();
   const uint64_t t0 = monotonic_ns();
   if (env.host)
@@ -213,7 +214,7 @@ Result run_staged_case(const Case& c, const Env& env) {
 }
 
 double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host, uint32_t inflight,
-                       bool coalesce) {
+                       bool coalesce, gr::NicDma dma) {
   gr::RingParams p;
   p.rings = 1;
   p.ring_size = 1024;
@@ -221,7 +222,7 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
   inflight = std::clamp<uint32_t>(inflight, 1, 64);
   gr::RingSet rings(p, host ? gr::Placement::host : gr::Placement::device);
   const gr::RingSetView& v = rings.view();
-  auto rx = host ? gr::make_host_dma_engine() : gr::make_cuda_dma_engine(true);
+  auto rx = host ? gr::make_host_dma_engine() : gr::make_device_dma_engine(dma);
   auto tx = rx->make_peer();
   // Staging as the emulator's: one entry per descriptor, slot-sized.
   Batch rx_frames(p.ring_size, p.slot_bytes, MemoryKind::host_pinned), tx_frames(p.ring_size, p.slot_bytes, MemoryKind::host_pinned);
@@ -288,6 +289,7 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
     }
     rx->wait();
     rx_ns = monotonic_ns() - t0;
+    rx->park();  // nothing of the engine runs when the staging is freed
   };
   auto tx_side = [&] {
     const uint64_t t0 = monotonic_ns();
@@ -319,6 +321,7 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
     }
     tx->wait();
     tx_ns = monotonic_ns() - t0;
+    tx->park();
   };
   std::thread a(rx_side), b(tx_side);
   a.join();

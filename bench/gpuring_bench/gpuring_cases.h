@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/gpuring/dma_engine.h"
 #include "io/gpuring/gpu_latency.h"
 #include "io/gpuring/gpu_ring_runner.h"
 #include "io/gpuring/nic_emulator.h"
@@ -28,6 +29,7 @@ struct Case {
   uint64_t packets = 100000;
   uint32_t staged_batch = 256;
   uint64_t staged_timeout_ns = 50000;
+  ::gpunfv::gpuring::NicDma dma = ::gpunfv::gpuring::NicDma::batch;  // the emulator's DMA (ring rows)
 };
 
 // Percentiles of one latency component (ns).
@@ -83,9 +85,10 @@ Result run_staged_case(const Case& c, const Env& env);
 // copy per burst when `coalesce`, one copy each otherwise, then the descriptor write-backs)
 // and a tx thread (descriptor fetch, then the frames out and the DD write-backs), each on its
 // own engine with `inflight` bursts in flight. Both move `packets` frames; the rate is over the
-// slower. The ring rows' offered load is a fraction of this.
+// slower. The ring rows' offered load is a fraction of this. `dma`: the engine on the GPU.
 double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool host = false, uint32_t inflight = 4,
-                       bool coalesce = true);
+                       bool coalesce = true,
+                       ::gpunfv::gpuring::NicDma dma = ::gpunfv::gpuring::NicDma::batch);
 // The same DMA work as the emulator once did it: one thread, one copy per frame, each step
 // waiting for its copies before the next (the "before" of the emulator's rework).
 double copy_engine_pps_stepwise(uint32_t size, uint32_t burst, uint64_t packets, bool host = false);

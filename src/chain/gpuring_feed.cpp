@@ -102,7 +102,7 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
   if (cfg.real_nic()) {
     real_nic_ = gpuring::DpdkNic::attach(cfg, *rings_);
   } else {
-    dma_ = device_ ? gpuring::make_cuda_dma_engine(cfg.batched_dma) : gpuring::make_host_dma_engine();
+    dma_ = device_ ? gpuring::make_device_dma_engine(cfg.dma) : gpuring::make_host_dma_engine();
     gpuring::NicEmulatorConfig nc;
     nc.rate_pps = cfg.rate_pps;
     // burst is per ring, as in gpuring_bench: one step's frames spread over the rings, and a

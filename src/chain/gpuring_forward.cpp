@@ -123,7 +123,7 @@ GpuRingForwards::GpuRingForwards(RuntimeConfig& rc, RunStats& stats) : rc_(rc), 
     nic.burst = ca.burst * ca.rings.rings;  // per ring, as the chain feed's
     nic.flow_control = ca.flow_control;
     f->session = std::make_unique<gr::ForwardSession>(ca.rings, f->placement, f->variant, *f->source, f->sink,
-                                                      nic, spec.route != nullptr, spec.integrity, ca.batched_dma);
+                                                      nic, spec.route != nullptr, spec.integrity, ca.dma);
 #if GPUNFV_HAVE_CUDA
     if (f->on_gpu() && spec.route) {
       // The kernel needs the route's tables in device memory: the same routes, every next hop

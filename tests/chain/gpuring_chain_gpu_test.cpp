@@ -175,13 +175,13 @@ TEST(GpuRingChainOnDevice, RouterEqualsCpu) {
   EXPECT_EQ(gpu.egress_frames, gpu.stats.ports[1]->tx_packets + gpu.stats.ports[2]->tx_packets);
 }
 
-TEST(GpuRingChainOnDevice, FourNfChainEqualsCpu) {
-  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  // G-NET's S_d; one ring, so IPsec numbers the packets in the same order on both backends.
-  const std::string yaml = "ports:\n" + ring_port(1) + kHostPorts + kNfs +
+// G-NET's S_d fed by one ring (so IPsec numbers the packets in the same order on both
+// backends), the ring port's extra keys `port_extra`: the GPU's output equals the CPU's.
+void expect_sd_chain_equals_cpu(const std::string& name, const std::string& port_extra) {
+  const std::string yaml = "ports:\n" + ring_port(1, port_extra) + kHostPorts + kNfs +
                            "chains:\n  - {from: gr, path: [fw, esp, ids, r1]}\nsettings: {batch_size: 256}\n";
-  const Outcome cpu = run_in("ring-sd-cpu", yaml, Backend::cpu, {"p1.pcap", "p2.pcap"});
-  const Outcome gpu = run_in("ring-sd-gpu", yaml, Backend::gpu, {"p1.pcap", "p2.pcap"});
+  const Outcome cpu = run_in(name + "-cpu", yaml, Backend::cpu, {"p1.pcap", "p2.pcap"});
+  const Outcome gpu = run_in(name + "-gpu", yaml, Backend::gpu, {"p1.pcap", "p2.pcap"});
   ASSERT_EQ(cpu.stats.accounting_errors(), "");
   expect_device_run(gpu);
   expect_same_counts(cpu.stats, gpu.stats);
@@ -189,6 +189,17 @@ TEST(GpuRingChainOnDevice, FourNfChainEqualsCpu) {
   EXPECT_GT(cpu.alerts.size(), 0u);
   EXPECT_EQ(cpu.alerts, gpu.alerts);
   EXPECT_GT(cpu.stats.nfs[0].drops.total(), 0u);  // the firewall dropped some
+}
+
+TEST(GpuRingChainOnDevice, FourNfChainEqualsCpu) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  expect_sd_chain_equals_cpu("ring-sd", "");
+}
+
+// The emulator's DMA played by GPU threads (dma: sm) beside the ring kernel and the chain's.
+TEST(GpuRingChainOnDevice, FourNfChainWithSmDmaEqualsCpu) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  expect_sd_chain_equals_cpu("ring-sd-sm", ", dma: sm");
 }
 
 TEST(GpuRingChainOnDevice, PacketsSentBackToTheRingNeverCrossPcie) {

@@ -177,7 +177,26 @@ class CudaDmaEngine final : public DmaEngine {
 
 }  // namespace
 
+const char* nic_dma_name(NicDma d) {
+  switch (d) {
+    case NicDma::batch: return "batch";
+    case NicDma::single: return "single";
+    case NicDma::sm: return "sm";
+  }
+  return "?";
+}
+
 std::unique_ptr<DmaEngine> make_host_dma_engine() { return std::make_unique<HostDmaEngine>(); }
+
+std::unique_ptr<DmaEngine> make_device_dma_engine(NicDma kind) {
+  return kind == NicDma::sm ? make_sm_dma_engine() : make_cuda_dma_engine(kind == NicDma::batch);
+}
+
+#if !GPUNFV_HAVE_CUDA
+std::unique_ptr<DmaEngine> make_sm_dma_engine() {
+  throw std::runtime_error("gpuring: dma: sm needs a build with CUDA");
+}
+#endif
 
 std::unique_ptr<DmaEngine> make_cuda_dma_engine(bool batched) {
 #if GPUNFV_HAVE_CUDA

@@ -1,6 +1,8 @@
 // The NIC emulator's DMA engine: how it reaches ring memory. On the GPU build it is the GPU's
-// copy engine (cudaMemcpyAsync / cudaMemcpy2DAsync / cudaMemcpyBatchAsync on the engine's own
-// stream), which is what stands in for the NIC's PCIe DMA; in host memory it is memcpy.
+// copy engine by default (cudaMemcpyAsync / cudaMemcpy2DAsync / cudaMemcpyBatchAsync on the
+// engine's own stream), which is what stands in for the NIC's PCIe DMA, or GPU threads (dma: sm,
+// sm_dma_engine.cu: one persistent block runs copy commands the host posts in pinned memory,
+// with no CUDA call per step, closer to a NIC's microsecond DMA); in host memory it is memcpy.
 // Copies run in the order issued. Completion is tracked two ways: wait() returns when
 // everything issued has completed; mark() hands out a ticket for everything issued so far,
 // which reached() polls and wait_for() waits on, so a caller can keep several steps of copies
@@ -54,12 +56,28 @@ class DmaEngine {
   virtual void free_staging(void* p) = 0;
   // Another engine of the same kind with its own ordered queue (stream), for another thread.
   virtual std::unique_ptr<DmaEngine> make_peer() const = 0;
+  // Waits for every copy issued, then lets a background worker exit (the sm engine's kernel),
+  // so that nothing of the engine runs when the device must go idle (cudaFree, say). The next
+  // copy starts it again. The emulator parks its engines when its threads end.
+  virtual void park() {}
 
   static constexpr uint32_t kMaxTicketsInFlight = 256;
 };
 
+// How the emulator moves bytes on the GPU (a gpuring port's `dma:` key).
+enum class NicDma : uint8_t {
+  batch,   // the copy engine, a gather as one cudaMemcpyBatchAsync
+  single,  // the copy engine, one cudaMemcpyAsync per piece
+  sm,      // GPU threads: one persistent block per engine (make_sm_dma_engine)
+};
+const char* nic_dma_name(NicDma d);
+
 std::unique_ptr<DmaEngine> make_host_dma_engine();
 // `batched`: one cudaMemcpyBatchAsync per gather instead of one cudaMemcpyAsync per packet.
 std::unique_ptr<DmaEngine> make_cuda_dma_engine(bool batched = true);
+// GPU threads as the DMA engine; std::runtime_error in a build without CUDA.
+std::unique_ptr<DmaEngine> make_sm_dma_engine();
+// The engine for rings in device memory, of the kind asked for.
+std::unique_ptr<DmaEngine> make_device_dma_engine(NicDma kind);
 
 }  // namespace gpunfv::gpuring

@@ -66,11 +66,11 @@ std::string ForwardReport::accounting_errors() const {
 
 ForwardSession::ForwardSession(const RingParams& params, Placement where, ForwardVariant variant,
                                Port& source, Port* sink, const NicEmulatorConfig& nic, bool route,
-                               bool integrity, bool batched_dma)
+                               bool integrity, NicDma dma)
     : a_(std::make_unique<RingSet>(params, where)),
       b_(std::make_unique<RingSet>(params, where)),
       fwd_(std::make_unique<ForwardRings>(*a_, *b_, variant, route, integrity)),
-      dma_(where == Placement::device ? make_cuda_dma_engine(batched_dma) : make_host_dma_engine()),
+      dma_(where == Placement::device ? make_device_dma_engine(dma) : make_host_dma_engine()),
       nic_(std::make_unique<NicEmulator>(*a_, source, sink, *dma_, nic, b_.get())) {}
 
 ForwardSession::~ForwardSession() {

@@ -49,7 +49,7 @@ class ForwardSession {
   // `route`: the loops run the router on each packet (the hook given to start_*).
   ForwardSession(const RingParams& params, Placement where, ForwardVariant variant, Port& source,
                  Port* sink, const NicEmulatorConfig& nic, bool route, bool integrity,
-                 bool batched_dma = true);
+                 NicDma dma = NicDma::batch);
   ~ForwardSession();
 
   template <typename View, typename Fn, typename Tamper = NoTamper>

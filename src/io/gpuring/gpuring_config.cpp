@@ -99,9 +99,11 @@ GpuRingConfig GpuRingConfig::parse(const ConfigNode& node) {
   }
   if (auto d = node.get("dma")) {
     const std::string s = d->as_string();
-    if (s == "batch") c.batched_dma = true;
-    else if (s == "single") c.batched_dma = false;
-    else d->fail("dma: batch (cudaMemcpyBatchAsync) or single (cudaMemcpyAsync per frame)");
+    if (s == "batch") c.dma = NicDma::batch;
+    else if (s == "single") c.dma = NicDma::single;
+    else if (s == "sm") c.dma = NicDma::sm;
+    else d->fail("dma: batch (the copy engine, cudaMemcpyBatchAsync), single (the copy engine, cudaMemcpyAsync "
+                 "per frame) or sm (GPU threads: a persistent block runs the copies)");
   }
   if (auto f = node.get("flow_control")) c.flow_control = f->as_bool();
   c.burst = static_cast<uint32_t>(node.int_or("burst", 32, 1, 1024));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/config_node.h"
+#include "io/gpuring/dma_engine.h"
 #include "io/gpuring/ring_params.h"
 #include "io/gpuring/ring_set.h"
 
@@ -20,7 +21,7 @@ struct GpuRingConfig {
   std::string where, placement_where;  // file:line of the port and of its placement: key
   double rate_pps = 0;  // NIC emulator's offered rate; 0 = unpaced
   std::string rate_text = "0";
-  bool batched_dma = true;
+  NicDma dma = NicDma::batch;  // how the emulator moves bytes (dma_engine.h)
   bool flow_control = false;
   uint32_t burst = 32;  // frames the NIC emulator takes per rx step, per ring
   // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline. Which

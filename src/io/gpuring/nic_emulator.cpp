@@ -120,7 +120,7 @@ void NicEmulator::run_rx() {
       if (!busy) sched_yield();
     }
     reap_rx(kAll);  // nothing may still read staging or write descriptors once the thread is gone
-    dma_.wait();
+    dma_.park();
   } catch (...) {
     rx_error_ = std::current_exception();
     rx_finished_.store(true, std::memory_order_release);
@@ -144,7 +144,7 @@ void NicEmulator::run_tx() {
       if (stopping && !busy && tx_inflight_.empty()) break;
       if (!busy) sched_yield();
     }
-    tx_dma_->wait();
+    tx_dma_->park();
   } catch (...) {
     tx_error_ = std::current_exception();
   }

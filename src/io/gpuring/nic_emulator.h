@@ -240,6 +240,7 @@ class NicEmulator {
   std::vector<std::vector<TxFrame>> tx_frames_;  // per ring and descriptor
   std::vector<std::vector<uint64_t>> tdt_seen_ns_;  // per ring and descriptor: when TDT covered it
   std::deque<TxInFlight> tx_inflight_;
+  std::vector<TxInFlight> tx_copying_;  // tx_complete_front's items whose copies it issued
   std::vector<Piece> tx_pieces_;
   std::vector<void*> tx_dst_;
   std::vector<const void*> tx_src_;

@@ -20,6 +20,7 @@ bool NicEmulator::tx_poll_tails() {
   const size_t limit = std::min<size_t>(size_t(cfg_.inflight) * p.rings, DmaEngine::kMaxTicketsInFlight / 2);
   bool busy = false;
   tx_saturated_ = false;
+  const size_t before = tx_inflight_.size();
   for (uint32_t r = 0; r < p.rings; ++r) {
     const uint32_t tdt = load_acquire(tx_rings_.host_regs(r).tdt);
     if (tdt != tdt_seen_[r]) {
@@ -44,7 +45,7 @@ bool NicEmulator::tx_poll_tails() {
       tx_dma_->read_async(tx_mirror_[r] + at, ring + at, sizeof(TxDesc) * n);
       done += n;
     }
-    tx_inflight_.push_back(TxInFlight{tx_dma_->mark(), r, first, count, false});
+    tx_inflight_.push_back(TxInFlight{0, r, first, count, false});
     tx_fetch_next_[r] = (first + count) & mask;
     busy = true;
     if (cfg_.phase_timing) {
@@ -52,23 +53,38 @@ bool NicEmulator::tx_poll_tails() {
       ++stats_.phases.tx_desc_fetches;
     }
   }
+  // One ticket for the pass's fetches, every ring's: a ticket costs the engine a completion
+  // (an event record on the copy engine, a signal and its round trip on the sm engine).
+  if (tx_inflight_.size() > before) {
+    const uint64_t ticket = tx_dma_->mark();
+    for (size_t i = before; i < tx_inflight_.size(); ++i) tx_inflight_[i].ticket = ticket;
+  }
   return busy;
 }
 
 bool NicEmulator::tx_complete_front() {
   bool any = false;
+  tx_copying_.clear();
   while (!tx_inflight_.empty() && tx_dma_->reached(tx_inflight_.front().ticket)) {
     TxInFlight item = tx_inflight_.front();
     tx_inflight_.pop_front();
     if (!item.fetched) {
       tx_issue_copies(item);  // the descriptors are here: copy their frames out
       item.fetched = true;
-      item.ticket = tx_dma_->mark();
-      tx_inflight_.push_back(item);  // tickets grow: the deque stays in completion order
+      tx_copying_.push_back(item);
     } else {
       tx_deliver(item);
     }
     any = true;
+  }
+  if (!tx_copying_.empty()) {
+    // One ticket for every copy issued in this pass; tickets grow, so the deque stays in
+    // completion order.
+    const uint64_t ticket = tx_dma_->mark();
+    for (TxInFlight& item : tx_copying_) {
+      item.ticket = ticket;
+      tx_inflight_.push_back(item);
+    }
   }
   return any;
 }

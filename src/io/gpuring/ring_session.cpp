@@ -66,9 +66,9 @@ std::string RingRunReport::accounting_errors() const {
 }
 
 RingSession::RingSession(const RingParams& params, Placement where, Port& source, Port* sink,
-                         const NicEmulatorConfig& nic, bool batched_dma)
+                         const NicEmulatorConfig& nic, NicDma dma)
     : rings_(std::make_unique<RingSet>(params, where)),
-      dma_(where == Placement::device ? make_cuda_dma_engine(batched_dma) : make_host_dma_engine()),
+      dma_(where == Placement::device ? make_device_dma_engine(dma) : make_host_dma_engine()),
       nic_(std::make_unique<NicEmulator>(*rings_, source, sink, *dma_, nic)) {}
 
 RingSession::~RingSession() {

@@ -45,7 +45,7 @@ struct RingRunReport {
 class RingSession {
  public:
   RingSession(const RingParams& params, Placement where, Port& source, Port* sink,
-              const NicEmulatorConfig& nic, bool batched_dma = true);
+              const NicEmulatorConfig& nic, NicDma dma = NicDma::batch);
   ~RingSession();
 
   // CPU threads run the loops with NF `fn` (Placement::host).

@@ -190,18 +190,19 @@ TEST(GpuRingForwardConfig, RefusesRingsOfDifferentShapesAndBnOutsideHostMemory) 
 }
 
 // The forwarding kernel on a GPU (skipped without one): wr and rd, every frame delivered
-// unchanged in ring order, every packet and slot accounted for, with and without routing.
-class GpuRingForwardOnDevice : public ::testing::TestWithParam<std::tuple<ForwardVariant, uint32_t>> {};
+// unchanged in ring order, every packet and slot accounted for, with the emulator's DMA on the
+// copy engine and on GPU threads (dma: sm).
+class GpuRingForwardOnDevice : public ::testing::TestWithParam<std::tuple<ForwardVariant, uint32_t, NicDma>> {};
 
 TEST_P(GpuRingForwardOnDevice, DeliversEveryPacketUnchangedAndAuditsEverySlot) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  const auto [variant, rings] = GetParam();
+  const auto [variant, rings, dma] = GetParam();
   constexpr uint64_t kPackets = 20000;
   auto gen = generator(kPackets);
   RecordingPort sink;
   NicEmulatorConfig nic;
   nic.flow_control = true;
-  ForwardSession s(params(rings, 8), Placement::device, variant, *gen, &sink, nic, false, true);
+  ForwardSession s(params(rings, 8), Placement::device, variant, *gen, &sink, nic, false, true, dma);
   s.start_gpu(0, NfHook{});
   const ForwardReport r = s.finish(20);
   ASSERT_TRUE(r.drained) << r.accounting_errors();
@@ -216,11 +217,17 @@ TEST_P(GpuRingForwardOnDevice, DeliversEveryPacketUnchangedAndAuditsEverySlot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, GpuRingForwardOnDevice,
-                         ::testing::Values(std::make_tuple(ForwardVariant::wr, 1u), std::make_tuple(ForwardVariant::rd, 1u),
-                                           std::make_tuple(ForwardVariant::wr, 4u), std::make_tuple(ForwardVariant::rd, 4u)),
+                         ::testing::Values(std::make_tuple(ForwardVariant::wr, 1u, NicDma::batch),
+                                           std::make_tuple(ForwardVariant::rd, 1u, NicDma::batch),
+                                           std::make_tuple(ForwardVariant::wr, 4u, NicDma::batch),
+                                           std::make_tuple(ForwardVariant::rd, 4u, NicDma::batch),
+                                           std::make_tuple(ForwardVariant::wr, 1u, NicDma::sm),
+                                           std::make_tuple(ForwardVariant::rd, 4u, NicDma::sm)),
                          [](const auto& info) {
+                           const NicDma dma = std::get<2>(info.param);
                            return std::string(forward_variant_name(std::get<0>(info.param))) + "_rings" +
-                                  std::to_string(std::get<1>(info.param));
+                                  std::to_string(std::get<1>(info.param)) +
+                                  (dma == NicDma::batch ? "" : std::string("_") + nic_dma_name(dma));
                          });
 
 #if GPUNFV_HAVE_CUDA

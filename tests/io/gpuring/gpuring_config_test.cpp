@@ -53,9 +53,17 @@ TEST(GpuRingConfig, EveryKey) {
   EXPECT_EQ(c.sink_name, "out");
   EXPECT_DOUBLE_EQ(c.rate_pps, 2e6);
   EXPECT_EQ(c.placement, Placement::host);
-  EXPECT_FALSE(c.batched_dma);
+  EXPECT_EQ(c.dma, NicDma::single);
   EXPECT_EQ(c.burst, 64u);
   EXPECT_TRUE(c.flow_control);
+}
+
+TEST(GpuRingConfig, DmaKinds) {
+  const std::string head = "name: gr\ntype: gpuring\nsource: gen\n";
+  EXPECT_EQ(GpuRingConfig::parse(yaml_node(head)).dma, NicDma::batch);
+  EXPECT_EQ(GpuRingConfig::parse(yaml_node(head + "dma: batch")).dma, NicDma::batch);
+  EXPECT_EQ(GpuRingConfig::parse(yaml_node(head + "dma: sm")).dma, NicDma::sm);
+  EXPECT_STREQ(nic_dma_name(NicDma::sm), "sm");
 }
 
 TEST(GpuRingConfig, PlacementAutoIsDecidedByTheFeed) {

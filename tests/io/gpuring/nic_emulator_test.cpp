@@ -143,40 +143,100 @@ TEST(HostDmaEngine, RowsAndTickets) {
 }
 
 #if GPUNFV_HAVE_CUDA
-// The copy engine: copies of rows into device memory and back (narrow rows by a pitched copy,
-// which leaves the gaps alone; wide ones as one span), tickets reached in order, mark()
-// recycling its events, and a peer on its own stream.
+// A GPU DMA engine: copies of rows into device memory and back (narrow rows leave the gaps
+// alone; wide ones may move them), tickets reached in order, more marks than the copy engine's
+// event pool, and a peer on its own queue. Both engines are parked before memory is freed.
+void rows_round_trip(DmaEngine& e, DmaEngine& peer, std::initializer_list<size_t> widths) {
+  constexpr size_t kRows = 64, kPitch = 2048;
+  auto* host = static_cast<uint8_t*>(e.alloc_staging(kRows * kPitch));
+  auto* back = static_cast<uint8_t*>(peer.alloc_staging(kRows * kPitch));
+  for (size_t i = 0; i < kRows * kPitch; ++i) host[i] = uint8_t(i * 7 + 3);
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, kRows * kPitch), cudaSuccess);
+  for (size_t width : widths) {
+    e.park();
+    peer.park();
+    std::memset(back, 0, kRows * kPitch);
+    ASSERT_EQ(cudaMemset(dev, 0, kRows * kPitch), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    e.copy_rows(dev, kPitch, host, kPitch, width, kRows);
+    const uint64_t in = e.mark();
+    e.wait_for(in);
+    EXPECT_TRUE(e.reached(in));
+    peer.copy_rows(back, kPitch, dev, kPitch, width, kRows);
+    uint64_t last = 0;
+    for (int i = 0; i < 300; ++i) last = peer.mark();  // more than the event pool: mark() recycles
+    peer.wait_for(last);
+    for (size_t row = 0; row < kRows; ++row) {
+      ASSERT_EQ(std::memcmp(back + row * kPitch, host + row * kPitch, width), 0) << width << " B, row " << row;
+      if (width < kPitch / 2) {
+        ASSERT_EQ(back[row * kPitch + width], 0) << width << " B: a narrow copy moved a gap";
+      }
+    }
+  }
+  e.park();
+  peer.park();
+  cudaFree(dev);
+  e.free_staging(host);
+  peer.free_staging(back);
+}
+
 TEST(CudaDmaEngine, RowsRoundTripAndTicketsInOrder) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
   auto e = make_cuda_dma_engine(true);
   auto peer = e->make_peer();
-  constexpr size_t kRows = 64, kPitch = 2048;
-  auto* host = static_cast<uint8_t*>(e->alloc_staging(kRows * kPitch));
-  auto* back = static_cast<uint8_t*>(peer->alloc_staging(kRows * kPitch));
-  for (size_t i = 0; i < kRows * kPitch; ++i) host[i] = uint8_t(i * 7 + 3);
-  void* dev = nullptr;
-  ASSERT_EQ(cudaMalloc(&dev, kRows * kPitch), cudaSuccess);
-  for (size_t width : {size_t(64), size_t(1500)}) {
-    std::memset(back, 0, kRows * kPitch);
-    ASSERT_EQ(cudaMemset(dev, 0, kRows * kPitch), cudaSuccess);
-    e->copy_rows(dev, kPitch, host, kPitch, width, kRows);
-    const uint64_t in = e->mark();
-    e->wait_for(in);
-    EXPECT_TRUE(e->reached(in));
-    peer->copy_rows(back, kPitch, dev, kPitch, width, kRows);
-    uint64_t last = 0;
-    for (int i = 0; i < 300; ++i) last = peer->mark();  // more than the event pool: mark() recycles
-    peer->wait_for(last);
-    for (size_t row = 0; row < kRows; ++row) {
-      ASSERT_EQ(std::memcmp(back + row * kPitch, host + row * kPitch, width), 0) << width << " B, row " << row;
-      if (width == 64) {
-        ASSERT_EQ(back[row * kPitch + width], 0) << "a pitched copy moved a gap";
-      }
-    }
+  rows_round_trip(*e, *peer, {64, 1500});
+}
+
+// GPU threads as the engine (dma: sm): the same round trip, with widths that leave a tail of
+// single bytes; a copy from an address off 16-byte alignment; a gather; a synchronous read; and
+// descriptor write-backs that land whole. Parking ends the kernel; the next copy starts it again.
+TEST(SmDmaEngine, RowsGathersDescriptorsAndPark) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  auto e = make_device_dma_engine(NicDma::sm);
+  auto peer = e->make_peer();
+  EXPECT_STRNE(e->name(), make_cuda_dma_engine(true)->name());
+  rows_round_trip(*e, *peer, {64, 61, 1500, 1514});
+
+  constexpr size_t kBytes = 8192;
+  auto* host = static_cast<uint8_t*>(e->alloc_staging(kBytes));
+  auto* back = static_cast<uint8_t*>(e->alloc_staging(kBytes));
+  for (size_t i = 0; i < kBytes; ++i) host[i] = uint8_t(i * 13 + 1);
+  void* dev_v = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev_v, kBytes), cudaSuccess);
+  auto* dev = static_cast<uint8_t*>(dev_v);
+  // Off alignment: 1000 bytes from host + 3 to dev + 5.
+  e->copy_rows(dev + 5, 1000, host + 3, 1000, 1000, 1);
+  // A gather of three pieces.
+  void* dsts[] = {dev + 2048, dev + 4096, dev + 6000};
+  const void* srcs[] = {host + 2048, host + 4096, host + 6000};
+  const size_t sizes[] = {64, 1500, 100};
+  e->write_gather(dsts, srcs, sizes);
+  // Descriptors: 40 write-backs of 16 bytes.
+  auto* wb = static_cast<RxDesc*>(e->alloc_staging(sizeof(RxDesc) * 40));
+  for (uint32_t d = 0; d < 40; ++d) {
+    wb[d].qword[0] = 0x1111'0000'0000'0000ull | d;
+    wb[d].qword[1] = rx_upper(kRxStatusDD | kRxStatusEOP, uint16_t(60 + d), 0);
   }
-  cudaFree(dev);
+  e->write_descriptors(dev + 7168, wb, 40);
+  e->read(back, dev, kBytes);  // synchronous: every copy before it completed too
+  EXPECT_EQ(std::memcmp(back + 5, host + 3, 1000), 0);
+  EXPECT_EQ(std::memcmp(back + 2048, host + 2048, 64), 0);
+  EXPECT_EQ(std::memcmp(back + 4096, host + 4096, 1500), 0);
+  EXPECT_EQ(std::memcmp(back + 6000, host + 6000, 100), 0);
+  EXPECT_EQ(std::memcmp(back + 7168, wb, sizeof(RxDesc) * 40), 0);
+  e->park();
+  e->park();  // parking a parked engine is a no-op
+  std::memset(back, 0, 64);
+  e->copy_rows(back, 64, dev + 2048, 64, 64, 1);  // starts the kernel again
+  e->wait();
+  EXPECT_EQ(std::memcmp(back, host + 2048, 64), 0);
+  e->park();
+  peer->park();
+  cudaFree(dev_v);
+  e->free_staging(wb);
   e->free_staging(host);
-  peer->free_staging(back);
+  e->free_staging(back);
 }
 #endif
 

@@ -1,0 +1,404 @@
+// The NIC emulator's DMA engine played by GPU threads (dma: sm; see dma_engine.h). The host
+// appends commands to a ring of 64-byte lines in pinned host memory and publishes its head; one
+// persistent block per engine polls that head over PCIe (a system-scope load-acquire), takes up
+// to 64 lines per round into shared memory, runs the commands in order and writes the highest
+// completed ticket back into host memory, where reached() reads it with a plain load. Small
+// copies from host memory (up to 2 KiB: a burst of 32 minimum-size frames, descriptor
+// write-backs) ride inline in the lines, so a step's commands and bytes cross PCIe in one round
+// trip; larger ones the block reads from pinned memory itself.
+// Why: the copy engine's path costs 3-4 us of CPU per CUDA call and 8 us from issue to
+// completion seen (bench/probes/dma_probe.cu); on an H200 host this engine completes an rx step
+// in about 6 us p50 with 0.1 us of CPU, against 11-12 us and 5 us for the copy engine.
+//
+// Ordering, as a NIC gives it: commands run one after another (a barrier between them); a
+// descriptor write comes after a fence, each descriptor's lower quadword before its upper one
+// (DD), so a poller that acquires DD sees the frame and the descriptor's other fields; a signal
+// after writes to host memory fences at system scope first.
+//
+// Errors: GpuError when CUDA fails, or when a ticket or room in the ring is not reached within
+// 10 s (the block not resident, say).
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/cuda_check.h"
+#include "gpu/kernel_registry.h"
+#include "gpu/persistent_kernel_guard.h"
+#include "gpu/stream.h"
+#include "io/gpuring/dma_engine.h"
+#include "io/gpuring/persistent_kernel.cuh"
+
+namespace gpunfv::gpuring {
+
+namespace {
+
+enum SmDmaOp : uint32_t { kOpCopy = 1, kOpDescriptors = 2, kOpSignal = 3, kOpExit = 4 };
+
+// The command ring is made of 64-byte lines in pinned host memory: a command's header line,
+// then its inline payload lines, if any (small copies and descriptor write-backs carry their
+// bytes with them, so the block fetches a step's commands and data in one PCIe round trip).
+struct alignas(64) SmDmaLine {
+  uint64_t w[8];
+};
+struct SmDmaHeader {
+  uint32_t op, inline_lines;     // inline_lines: payload lines after the header
+  uint32_t dst_host, pad;        // copy: dst is host memory (the next signal fences system-wide)
+  uint64_t dst, src;             // src: host or device address, unused when inline
+  uint32_t width, rows;          // copy: rows of width bytes; descriptors: count in rows
+  uint32_t dst_pitch, src_pitch; // inline payload rows are packed (pitch = width)
+  uint64_t ticket;               // signal: every command before it has completed
+};
+static_assert(sizeof(SmDmaHeader) <= sizeof(SmDmaLine));
+
+// Control words in pinned host memory, each on its own line.
+struct SmDmaControl {
+  alignas(64) uint64_t head;      // lines published (host)
+  alignas(64) uint64_t consumed;  // lines the block has taken into shared memory (GPU)
+  alignas(64) uint64_t done;      // highest ticket completed (GPU)
+};
+
+constexpr uint32_t kRingLines = 4096;
+constexpr uint32_t kRoundLines = 64;       // lines fetched per round (4 KiB of shared memory)
+constexpr uint32_t kMaxInlineLines = 32;   // a command with its payload fits in one round
+constexpr unsigned kThreads = 512;
+constexpr unsigned kUnroll = 4;  // 16-byte loads each thread keeps in flight (PCIe latency)
+
+// Rows of width bytes; 16-byte pieces where every address and pitch allows, bytes otherwise.
+// Global loads fetch again every time (__ldcv): host memory the host rewrites between steps,
+// and device memory other blocks or the GPU side wrote. An inline payload is in shared memory.
+template <bool kSrcShared>
+__device__ void copy_rows(uint8_t* dst, uint32_t dst_pitch, const uint8_t* src, uint32_t src_pitch,
+                          uint32_t width, uint32_t rows) {
+  const bool aligned =
+      ((reinterpret_cast<uint64_t>(dst) | reinterpret_cast<uint64_t>(src) | dst_pitch | src_pitch) & 15) == 0;
+  const uint32_t chunks = aligned ? width / 16 : 0;  // 16-byte pieces per row
+  const uint32_t rest = width - chunks * 16;         // bytes after them, copied one by one
+  const uint64_t total = uint64_t(rows) * chunks;
+  for (uint64_t base = threadIdx.x; base < total; base += uint64_t(kThreads) * kUnroll) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const uint64_t i = base + uint64_t(u) * kThreads;
+      const uint8_t* at = src + (i / chunks) * src_pitch + (i % chunks) * 16;
+      if (i < total) v[u] = kSrcShared ? *reinterpret_cast<const uint4*>(at) : __ldcv(reinterpret_cast<const uint4*>(at));
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kUnroll; ++u) {
+      const uint64_t i = base + uint64_t(u) * kThreads;
+      if (i < total) *reinterpret_cast<uint4*>(dst + (i / chunks) * dst_pitch + (i % chunks) * 16) = v[u];
+    }
+  }
+  if (rest) {
+    const uint64_t bytes = uint64_t(rows) * rest;
+    for (uint64_t i = threadIdx.x; i < bytes; i += kThreads) {
+      const uint64_t row = i / rest, at = chunks * 16 + i % rest;
+      dst[row * dst_pitch + at] = *static_cast<const volatile uint8_t*>(src + row * src_pitch + at);
+    }
+  }
+}
+
+// 16-byte descriptors, each's lower quadword before its upper one (DD), all after the frames.
+__device__ void write_descriptors(const SmDmaHeader& h, const SmDmaLine* payload) {
+  __threadfence();  // everything this block wrote before (the frames) is visible before any DD
+  __syncthreads();
+  auto* dst = reinterpret_cast<volatile uint64_t*>(h.dst);
+  for (uint32_t d = threadIdx.x; d < h.rows; d += kThreads) {
+    uint64_t lower, upper;
+    if (h.inline_lines) {
+      lower = reinterpret_cast<const uint64_t*>(payload)[2 * d];
+      upper = reinterpret_cast<const uint64_t*>(payload)[2 * d + 1];
+    } else {
+      const uint4 v = __ldcv(reinterpret_cast<const uint4*>(h.src) + d);
+      lower = uint64_t(v.y) << 32 | v.x;
+      upper = uint64_t(v.w) << 32 | v.z;
+    }
+    dst[2 * d] = lower;
+    __threadfence();
+    dst[2 * d + 1] = upper;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) sm_dma_kernel(const SmDmaLine* ring, SmDmaControl* ctl,
+                                                          uint64_t tail) {
+  __shared__ SmDmaLine lines[kRoundLines];
+  __shared__ uint64_t head;
+  bool wrote_host = false;  // since the last signal (every thread walks the same commands)
+  for (;;) {
+    if (threadIdx.x == 0) {
+      // Acquire at system scope: the lines are read after the head that published them (a
+      // load-acquire, not a full fence, which would cost another PCIe round trip).
+      cuda::atomic_ref<uint64_t, cuda::thread_scope_system> published(ctl->head);
+      uint64_t h;
+      while ((h = published.load(cuda::memory_order_acquire)) == tail) {
+      }
+      head = h;
+    }
+    __syncthreads();
+    const uint64_t waiting = head - tail;
+    const uint32_t n = waiting < kRoundLines ? uint32_t(waiting) : kRoundLines;
+    auto* words = reinterpret_cast<uint64_t*>(lines);
+    for (uint32_t i = threadIdx.x; i < n * 8; i += kThreads)
+      words[i] = reinterpret_cast<const volatile uint64_t*>(ring + (tail + i / 8) % kRingLines)[i % 8];
+    __syncthreads();
+    // Whole commands only: one cut by the round's end is fetched again with the next round.
+    uint32_t k = 0;
+    bool exit = false;
+    while (k < n && !exit) {
+      const SmDmaHeader h = *reinterpret_cast<const SmDmaHeader*>(&lines[k]);
+      if (k + 1 + h.inline_lines > n) break;
+      const SmDmaLine* payload = &lines[k + 1];
+      switch (h.op) {
+        case kOpCopy:
+          wrote_host |= h.dst_host != 0;
+          if (h.inline_lines)
+            copy_rows<true>(reinterpret_cast<uint8_t*>(h.dst), h.dst_pitch, reinterpret_cast<const uint8_t*>(payload),
+                      h.width, h.width, h.rows);
+          else
+            copy_rows<false>(reinterpret_cast<uint8_t*>(h.dst), h.dst_pitch, reinterpret_cast<const uint8_t*>(h.src),
+                      h.src_pitch, h.width, h.rows);
+          break;
+        case kOpDescriptors: write_descriptors(h, payload); break;
+        case kOpSignal:
+          // Host-memory writes (frames read out of the rings) reach the host before the ticket;
+          // writes to device memory only need to be visible on the GPU (a cheaper fence).
+          if (wrote_host) __threadfence_system();
+          wrote_host = false;
+          __syncthreads();
+          if (threadIdx.x == 0) {
+            __threadfence();
+            *reinterpret_cast<volatile uint64_t*>(&ctl->done) = h.ticket;
+          }
+          break;
+        case kOpExit: exit = true; break;
+        default: break;
+      }
+      k += 1 + h.inline_lines;
+      __syncthreads();  // one command after another
+    }
+    tail += k;
+    if (threadIdx.x == 0) *reinterpret_cast<volatile uint64_t*>(&ctl->consumed) = tail;
+    if (exit) return;
+  }
+}
+
+GPUNFV_REGISTER_KERNEL(sm_dma_kernel);
+
+class SmDmaEngine final : public DmaEngine {
+ public:
+  SmDmaEngine() {
+    // Loaded now, while no persistent kernel runs (persistent_kernel.cuh says why).
+    load_and_check_residency(sm_dma_kernel, 1, kThreads, "sm DMA engine");
+    GPUNFV_CUDA(cudaGetDevice(&device_));  // the kernel starts later, from the emulator's thread
+    stream_ = create_stream();
+    note_cuda_setup("cudaHostAlloc");
+    GPUNFV_CUDA(cudaHostAlloc(&ring_, sizeof(SmDmaLine) * kRingLines, cudaHostAllocMapped));
+    GPUNFV_CUDA(cudaHostAlloc(&ctl_, sizeof(SmDmaControl), cudaHostAllocMapped));
+    std::memset(static_cast<void*>(ring_), 0, sizeof(SmDmaLine) * kRingLines);
+    std::memset(static_cast<void*>(ctl_), 0, sizeof(SmDmaControl));
+  }
+  ~SmDmaEngine() override {
+    bool stopped = true;
+    try {
+      stopped = stop_kernel();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpunfv: sm DMA engine: %s\n", e.what());
+      stopped = false;
+    }
+    if (!stopped) {
+      // Freeing what a running kernel reads would wait for it for ever: leave it.
+      std::fprintf(stderr, "gpunfv: sm DMA engine: its kernel did not exit; its memory is left allocated\n");
+      return;
+    }
+    cudaFreeHost(ring_);
+    cudaFreeHost(ctl_);
+    destroy_stream(stream_);
+  }
+
+  void write_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                    std::span<const size_t> sizes) override {
+    for (size_t i = 0; i < dsts.size(); ++i) copy_rows(dsts[i], sizes[i], srcs[i], sizes[i], sizes[i], 1);
+  }
+  void read_gather(std::span<void* const> dsts, std::span<const void* const> srcs,
+                   std::span<const size_t> sizes) override {
+    write_gather(dsts, srcs, sizes);
+  }
+  void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                 size_t rows) override {
+    if (rows == 0 || width == 0) return;
+    SmDmaHeader h{};
+    h.op = kOpCopy;
+    h.dst = reinterpret_cast<uint64_t>(dst);
+    h.src = reinterpret_cast<uint64_t>(src);
+    h.width = static_cast<uint32_t>(width);
+    h.rows = static_cast<uint32_t>(rows);
+    h.dst_pitch = static_cast<uint32_t>(dst_pitch);
+    h.src_pitch = static_cast<uint32_t>(src_pitch);
+    h.dst_host = host_memory(dst) ? 1 : 0;
+    // Bytes from host memory ride inline when small; from ring memory the block reads them.
+    push(h, host_memory(src) ? src : nullptr, src_pitch);
+  }
+  void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
+    // Large runs of write-backs go in pieces small enough to ride inline.
+    constexpr size_t kPerCommand = kMaxInlineLines * sizeof(SmDmaLine) / 16;
+    for (size_t done = 0; done < count; done += kPerCommand) {
+      SmDmaHeader h{};
+      h.op = kOpDescriptors;
+      h.dst = reinterpret_cast<uint64_t>(ring_dst) + done * 16;
+      h.src = reinterpret_cast<uint64_t>(host_src) + done * 16;
+      h.rows = static_cast<uint32_t>(std::min(kPerCommand, count - done));
+      h.width = 16;
+      push(h, reinterpret_cast<const void*>(h.src), 16);
+    }
+  }
+  void read(void* host_dst, const void* ring_src, size_t bytes) override {
+    read_async(host_dst, ring_src, bytes);
+    wait();
+  }
+  void read_async(void* host_dst, const void* ring_src, size_t bytes) override {
+    copy_rows(host_dst, bytes, ring_src, bytes, bytes, 1);
+  }
+  void wait() override {
+    if (pushed_ == signalled_at_ && issued_ == completed_) return;
+    wait_for(mark());
+  }
+  uint64_t mark() override {
+    SmDmaHeader h{};
+    h.op = kOpSignal;
+    h.ticket = ++issued_;
+    push(h, nullptr, 0);
+    signalled_at_ = pushed_;
+    return issued_;
+  }
+  bool reached(uint64_t ticket) override {
+    if (ticket <= completed_) return true;
+    completed_ = __atomic_load_n(&ctl_->done, __ATOMIC_ACQUIRE);
+    return ticket <= completed_;
+  }
+  void wait_for(uint64_t ticket) override {
+    // Spins, as the copy engine's wait does; a kernel that makes no progress for this long is
+    // an error, not a hang (another persistent kernel holding every SM, say).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStallLimitS);
+    uint32_t n = 0;
+    while (!reached(ticket)) {
+      if ((++n & 0xfff) == 0 && std::chrono::steady_clock::now() > deadline) {
+        const cudaError_t e = cudaStreamQuery(stream_);
+        if (e != cudaErrorNotReady && e != cudaSuccess) GPUNFV_CUDA(e);
+        throw GpuError("sm DMA engine: ticket " + std::to_string(ticket) + " not reached in " +
+                       std::to_string(kStallLimitS) + " s (done " + std::to_string(completed_) +
+                       "; is its block resident?)");
+      }
+    }
+  }
+  void park() override {
+    if (!running_) return;
+    wait();
+    stop_kernel();
+  }
+  const char* name() const override { return "GPU threads (one persistent block; dma: sm)"; }
+  void* alloc_staging(size_t bytes) override {
+    note_cuda_setup("cudaMallocHost");
+    void* p = nullptr;
+    GPUNFV_CUDA(cudaMallocHost(&p, bytes));  // mapped: the block reaches it at the same address
+    return p;
+  }
+  void free_staging(void* p) override { cudaFreeHost(p); }
+  std::unique_ptr<DmaEngine> make_peer() const override { return std::make_unique<SmDmaEngine>(); }
+
+ private:
+  static constexpr int kStallLimitS = 10;
+
+  // Whether p is in host memory, remembered per 2 MiB region (CUDA reserves device memory in
+  // such regions): the emulator copies between a handful of buffers. Host bytes too many to
+  // ride inline are read by the block, so they must be pinned (alloc_staging, cudaHostAlloc).
+  bool host_memory(const void* p) {
+    const uint64_t region = reinterpret_cast<uint64_t>(p) >> 21;
+    for (const RegionKind& k : regions_)
+      if (k.region == region) return k.host;
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, p);
+    if (e != cudaSuccess) cudaGetLastError();
+    RegionKind& k = regions_[next_region_++ % regions_.size()];
+    k = RegionKind{region, e != cudaSuccess || a.type != cudaMemoryTypeDevice};
+    return k.host;
+  }
+
+  // Appends a command; its rows (h.rows x h.width bytes at `payload`, `pitch` apart) ride
+  // inline when they fit, packed.
+  void push(SmDmaHeader h, const void* payload, size_t pitch) {
+    if (!running_) launch();
+    const uint64_t bytes = uint64_t(h.rows) * h.width;
+    const bool inline_payload = payload && bytes <= kMaxInlineLines * sizeof(SmDmaLine);
+    h.inline_lines = inline_payload ? uint32_t((bytes + sizeof(SmDmaLine) - 1) / sizeof(SmDmaLine)) : 0;
+    const uint32_t lines = 1 + h.inline_lines;
+    wait_for_room(lines);
+    std::memcpy(&line(pushed_), &h, sizeof(h));
+    if (inline_payload) {
+      // Packed rows across consecutive lines, which may wrap around the ring's end.
+      alignas(64) uint8_t packed[kMaxInlineLines * sizeof(SmDmaLine)];
+      const auto* src = static_cast<const uint8_t*>(payload);
+      for (uint32_t r = 0; r < h.rows; ++r) std::memcpy(packed + size_t(r) * h.width, src + r * pitch, h.width);
+      for (uint32_t l = 0; l < h.inline_lines; ++l)
+        std::memcpy(&line(pushed_ + 1 + l), packed + size_t(l) * sizeof(SmDmaLine), sizeof(SmDmaLine));
+    }
+    pushed_ += lines;
+    __atomic_store_n(&ctl_->head, pushed_, __ATOMIC_RELEASE);
+  }
+  SmDmaLine& line(uint64_t index) { return ring_[index % kRingLines]; }
+  void wait_for_room(uint32_t lines) {
+    if (pushed_ + lines - consumed_ <= kRingLines) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStallLimitS);
+    while ((consumed_ = __atomic_load_n(&ctl_->consumed, __ATOMIC_ACQUIRE)) + kRingLines < pushed_ + lines)
+      if (std::chrono::steady_clock::now() > deadline)
+        throw GpuError("sm DMA engine: its command ring stayed full for " + std::to_string(kStallLimitS) + " s");
+  }
+  void launch() {
+    // The block starts at the lines not yet taken; the ring's indices carry on across parks.
+    GPUNFV_CUDA(cudaSetDevice(device_));
+    sm_dma_kernel<<<1, kThreads, 0, stream_>>>(ring_, ctl_, pushed_);
+    GPUNFV_CUDA(cudaGetLastError());
+    scope_ = std::make_unique<PersistentKernelScope>();
+    running_ = true;
+  }
+  // Whether the kernel exited (true when none ran).
+  bool stop_kernel() {
+    if (!running_) return true;
+    SmDmaHeader h{};
+    h.op = kOpExit;
+    push(h, nullptr, 0);
+    const bool exited = wait_for_stream(stream_, kStallLimitS);
+    if (exited) {
+      running_ = false;
+      scope_.reset();
+    }
+    return exited;
+  }
+
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  SmDmaLine* ring_ = nullptr;
+  SmDmaControl* ctl_ = nullptr;
+  uint64_t pushed_ = 0, consumed_ = 0, signalled_at_ = 0;
+  uint64_t issued_ = 0, completed_ = 0;
+  struct RegionKind {
+    uint64_t region = ~0ull;
+    bool host = false;
+  };
+  std::array<RegionKind, 8> regions_{};
+  uint32_t next_region_ = 0;
+  bool running_ = false;
+  std::unique_ptr<PersistentKernelScope> scope_;
+};
+
+}  // namespace
+
+std::unique_ptr<DmaEngine> make_sm_dma_engine() { return std::make_unique<SmDmaEngine>(); }
+
+}  // namespace gpunfv::gpuring
