@@ -291,6 +291,15 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
     rx_ns = monotonic_ns() - t0;
     rx->park();  // nothing of the engine runs when the staging is freed
   };
+  // The tx descriptors name their slots, as the GPU side posts them: a chaining engine
+  // (DmaEngine::fetch_tx_frames) follows them to the frames.
+  for (uint32_t d = 0; d < p.ring_size; ++d) {
+    tx_wb[d].read.buffer_addr = reinterpret_cast<uint64_t>(v.slot_ptr(d));
+    tx_wb[d].read.cmd_type_len = gr::tx_cmd_type_len(size, true);
+    tx_wb[d].read.olinfo_status = 0;
+  }
+  tx->write_descriptors(v.tx_desc, tx_wb, p.ring_size);
+  tx->wait();
   auto tx_side = [&] {
     const uint64_t t0 = monotonic_ns();
     struct Item {
@@ -301,10 +310,14 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
     std::deque<Item> items;
     uint64_t issued = 0, done = 0;
     uint32_t d = 0;
+    bool chain = true;  // until the engine says it cannot (the copy engine)
     while (done < packets) {
       while (issued < packets && items.size() < 2 * inflight) {
-        tx->read_async(tx_mirror + d, v.tx_desc + d, sizeof(gr::TxDesc) * burst);  // descriptor fetch
-        items.push_back({tx->mark(), d, false});
+        if (chain)  // descriptors and frames in one step
+          chain = tx->fetch_tx_frames(gr::DmaEngine::TxFetch{v.tx_desc, tx_mirror, p.ring_size, d, burst, tx_base,
+                                                             pitch, 0, p.slot_bytes});
+        if (!chain) tx->read_async(tx_mirror + d, v.tx_desc + d, sizeof(gr::TxDesc) * burst);  // descriptor fetch
+        items.push_back({tx->mark(), d, chain});
         issued += burst;
         d = next(d);
       }
@@ -316,6 +329,7 @@ double copy_engine_pps(uint32_t size, uint32_t burst, uint64_t packets, bool hos
         tx->write_descriptors(v.tx_desc + it.d, tx_wb + it.d, burst);  // DD behind them
         items.push_back({tx->mark(), it.d, true});
       } else {
+        if (chain) tx->write_descriptors(v.tx_desc + it.d, tx_wb + it.d, burst);  // DD, after the frames
         done += burst;
       }
     }

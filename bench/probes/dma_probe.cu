@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/gpuring/descriptors.h"
 #include "io/gpuring/dma_engine.h"
 
 namespace {
@@ -240,11 +241,30 @@ int main(int argc, char** argv) {
       e->write_descriptors(b.d_desc + 4096, wb, frames);
       e->wait_for(e->mark());
     };
+    // A chained tx step (fetch_tx_frames: descriptors and frames in one step, where the engine
+    // can), over 32 descriptors at d_desc + 6144 naming 64-byte frames in d_slots.
+    auto tx_chain = [&](uint32_t frames) {
+      const bool chained = e->fetch_tx_frames(gpunfv::gpuring::DmaEngine::TxFetch{
+          b.d_desc + 6144, b.h_read + 8192, 32, 0, frames, staging, 2048, 0, 2048});
+      if (chained) e->wait_for(e->mark());
+      return chained;
+    };
+    {
+      std::vector<gpunfv::gpuring::TxDesc> ring(32);
+      for (uint32_t i = 0; i < 32; ++i) {
+        ring[i].read.buffer_addr = reinterpret_cast<uint64_t>(b.d_slots + i * 2048);
+        ring[i].read.cmd_type_len = gpunfv::gpuring::tx_cmd_type_len(64, true);
+      }
+      CK(cudaMemcpy(b.d_desc + 6144, ring.data(), 32 * 16, cudaMemcpyHostToDevice));
+    }
     std::vector<Step> steps = {
         {"rx: 2 x 64 B + 2 descriptors", [&] { e->wait_for(rx_issue(2)); }, [&] { rx_issue(2); }},
         {"rx: 32 x 64 B + 32 descriptors", [&] { e->wait_for(rx_issue(32)); }, [&] { rx_issue(32); }},
         {"tx: 2 descriptors fetched | 2 x 64 B out + DD", [&] { tx_run(2); }, [&] { tx_run(2); }},
         {"tx: 32 descriptors fetched | 32 x 64 B out + DD", [&] { tx_run(32); }, [&] { tx_run(32); }}};
+    if (tx_chain(2))
+      steps.push_back({"tx chained: 32 descriptors and their 64 B frames in one step", [&] { tx_chain(32); },
+                       [&] { tx_chain(32); }});
     for (const Step& st : steps) {
       std::vector<uint64_t> lat;
       for (int i = 0; i < iters + 50; ++i) {

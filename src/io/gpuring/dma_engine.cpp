@@ -1,11 +1,13 @@
 #include "io/gpuring/dma_engine.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "io/gpuring/descriptors.h"
 #include "io/gpuring/ring_sync.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -47,6 +49,18 @@ class HostDmaEngine final : public DmaEngine {
     std::memcpy(host_dst, ring_src, bytes);
   }
   void read_async(void* host_dst, const void* ring_src, size_t bytes) override { read(host_dst, ring_src, bytes); }
+  bool fetch_tx_frames(const TxFetch& f) override {
+    const uint32_t mask = f.ring_size - 1;
+    const auto* ring = static_cast<const TxDesc*>(f.ring);
+    auto* mirror = static_cast<TxDesc*>(f.mirror);
+    for (uint32_t k = 0; k < f.count; ++k) {
+      const uint32_t at = (f.first + k) & mask;
+      mirror[at] = ring[at];
+      const uint32_t len = std::min(mirror[at].read.cmd_type_len & kTxLenMask, f.slot_bytes);
+      std::memcpy(f.staging + (f.entry_base + at) * f.pitch, reinterpret_cast<const void*>(mirror[at].read.buffer_addr), len);
+    }
+    return true;
+  }
   void wait() override {}
   uint64_t mark() override { return ++issued_; }
   bool reached(uint64_t) override { return true; }

@@ -56,6 +56,23 @@ class DmaEngine {
   virtual void free_staging(void* p) = 0;
   // Another engine of the same kind with its own ordered queue (stream), for another thread.
   virtual std::unique_ptr<DmaEngine> make_peer() const = 0;
+  // A tx step chained as a NIC's DMA engine chains it, with no host in between: `count` tx
+  // descriptors (16 bytes each) from ring[first..] (wrapping at ring_size) into mirror at the
+  // same indices, then each one's frame (buffer_addr, DTALEN bytes capped at slot_bytes; up to
+  // 15 bytes more may be written) into staging + (entry_base + index) * pitch. DD is not
+  // written back: the caller does that once it has read the descriptors. Complete once a ticket
+  // marked after it is reached. Returns false, issuing nothing, where the engine cannot chain
+  // (the copy engine: the host must read the descriptors before it can name the frames); the
+  // caller then fetches and copies in two steps.
+  struct TxFetch {
+    const void* ring;
+    void* mirror;
+    uint32_t ring_size, first, count;
+    uint8_t* staging;
+    size_t pitch;
+    uint32_t entry_base, slot_bytes;
+  };
+  virtual bool fetch_tx_frames(const TxFetch&) { return false; }
   // Waits for every copy issued, then lets a background worker exit (the sm engine's kernel),
   // so that nothing of the engine runs when the device must go idle (cudaFree, say). The next
   // copy starts it again. The emulator parks its engines when its threads end.

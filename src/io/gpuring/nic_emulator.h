@@ -64,6 +64,10 @@ struct NicEmulatorConfig {
   uint32_t inflight = 4;
   // A run of adjacent slots moves in one pitched copy; off: one copy per frame (batched call).
   bool coalesce = true;
+  // tx fetches descriptors and copies their frames in one step where the DMA engine can chain
+  // them (DmaEngine::fetch_tx_frames: the sm engine, memcpy); off: two steps, as on the copy
+  // engine, where `coalesce` applies.
+  bool chain_tx = true;
   // Record the per-frame split of latency (NicStats::breakdown), for up to max_latency_samples
   // frames (32 bytes each).
   bool latency_breakdown = false;
@@ -163,6 +167,7 @@ class NicEmulator {
     uint64_t ticket;
     uint32_t ring, first, count;
     bool fetched;  // false: the descriptor fetch is in flight; true: the frames' copies are
+    bool chained;  // the fetch and the copies in one step (DmaEngine::fetch_tx_frames)
   };
   // What tx needs of a frame when it sends it, read when its copy is issued: after that its DD
   // may be written back and its slot reused by rx, which rewrites meta_.
@@ -185,6 +190,10 @@ class NicEmulator {
   bool tx_poll_tails();
   bool tx_complete_front();
   void tx_issue_copies(TxInFlight& item);
+  // The fetched descriptors read: each frame's metadata kept for tx_deliver, its piece queued
+  // in tx_pieces_; whether any asked for DD (RS).
+  bool tx_read_descriptors(const TxInFlight& item);
+  void tx_write_back(const TxInFlight& item);
   void tx_deliver(const TxInFlight& item);
   // Issues the copies of `pieces` between ring memory and `staging` (index: the staging entry;
   // merged into runs adjacent in both when coalescing); returns the copy-engine operations.

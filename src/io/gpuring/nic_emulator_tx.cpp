@@ -39,13 +39,16 @@ bool NicEmulator::tx_poll_tails() {
     const uint32_t first = tx_fetch_next_[r];
     const uint32_t count = std::min((tdt_seen_[r] - first) & mask, cfg_.tx_burst);
     const TxDesc* ring = tv_.tx_desc + uint64_t(r) * p.ring_size;
-    for (uint32_t done = 0; done < count;) {
+    const bool chained = cfg_.chain_tx && tx_dma_->fetch_tx_frames(DmaEngine::TxFetch{
+        ring, tx_mirror_[r], p.ring_size, first, count, tx_staging_.base() + tx_staging_.layout().off_data,
+        tx_staging_.stride(), r * p.ring_size, p.slot_bytes});
+    for (uint32_t done = 0; !chained && done < count;) {
       const uint32_t at = (first + done) & mask;
       const uint32_t n = std::min(count - done, p.ring_size - at);
       tx_dma_->read_async(tx_mirror_[r] + at, ring + at, sizeof(TxDesc) * n);
       done += n;
     }
-    tx_inflight_.push_back(TxInFlight{0, r, first, count, false});
+    tx_inflight_.push_back(TxInFlight{0, r, first, count, chained, chained});
     tx_fetch_next_[r] = (first + count) & mask;
     busy = true;
     if (cfg_.phase_timing) {
@@ -72,6 +75,12 @@ bool NicEmulator::tx_complete_front() {
       tx_issue_copies(item);  // the descriptors are here: copy their frames out
       item.fetched = true;
       tx_copying_.push_back(item);
+    } else if (item.chained) {
+      // Descriptors and frames arrived together: read the descriptors, send, then DD.
+      const bool report_status = tx_read_descriptors(item);
+      if (cfg_.phase_timing) stats_.phases.tx_data_copies += item.count;  // the engine copied each
+      tx_deliver(item);
+      if (report_status) tx_write_back(item);
     } else {
       tx_deliver(item);
     }
@@ -89,10 +98,9 @@ bool NicEmulator::tx_complete_front() {
   return any;
 }
 
-void NicEmulator::tx_issue_copies(TxInFlight& item) {
+bool NicEmulator::tx_read_descriptors(const TxInFlight& item) {
   const RingParams& p = v_.p;
   const uint32_t mask = p.ring_size - 1, r = item.ring;
-  uint64_t t = stamp(cfg_.phase_timing);
   tx_pieces_.clear();
   bool report_status = false;
   for (uint32_t k = 0; k < item.count; ++k) {
@@ -100,38 +108,49 @@ void NicEmulator::tx_issue_copies(TxInFlight& item) {
     const TxDesc& desc = tx_mirror_[r][d];
     const uint32_t len = desc.read.cmd_type_len & kTxLenMask;
     report_status |= (desc.read.cmd_type_len & kTxDcmdRS) != 0;
-    // The slot is the tx ring's until DD (below) is seen: what rx wrote into it is stable now.
+    // The slot is the tx ring's until DD (tx_write_back) is seen: what rx wrote into it, and
+    // its metadata, are stable now.
     tx_frames_[r][d] = TxFrame{meta_[meta_index(desc.read.buffer_addr)], len};
     tx_pieces_.push_back(Piece{r * p.ring_size + d, desc.read.buffer_addr, len});
   }
+  return report_status;
+}
+
+void NicEmulator::tx_issue_copies(TxInFlight& item) {
+  const uint64_t t = stamp(cfg_.phase_timing);
+  const bool report_status = tx_read_descriptors(item);
   const uint64_t ops = issue_frame_copies(*tx_dma_, tx_staging_, tx_pieces_, false);
   if (cfg_.phase_timing) {
-    const uint64_t now = monotonic_ns();
-    stats_.phases.tx_copy_ns += now - t;
+    stats_.phases.tx_copy_ns += monotonic_ns() - t;
     stats_.phases.tx_data_copies += ops;
-    t = now;
   }
-  if (report_status) {
-    // DD back into every descriptor that asked for it (RS), behind the frames' reads on the
-    // same ordered stream: the driver reuses a slot only once its bytes are out.
-    TxDesc* wring = tv_.tx_desc + uint64_t(r) * p.ring_size;
-    for (uint32_t k = 0; k < item.count; ++k) {
-      const uint32_t d = (item.first + k) & mask;
-      tx_wb_[r][d] = tx_mirror_[r][d];
-      if (tx_mirror_[r][d].read.cmd_type_len & kTxDcmdRS) {
-        tx_wb_[r][d].wb.rsvd = 0;
-        tx_wb_[r][d].wb.nxtseq_seed = 0;
-        tx_wb_[r][d].wb.status = kTxStatusDD;
-      }
+  // DD behind the frames' reads on the same ordered queue: the driver reuses a slot only once
+  // its bytes are out.
+  if (report_status) tx_write_back(item);
+}
+
+void NicEmulator::tx_write_back(const TxInFlight& item) {
+  // DD back into every descriptor that asked for it (RS).
+  const RingParams& p = v_.p;
+  const uint32_t mask = p.ring_size - 1, r = item.ring;
+  const uint64_t t = stamp(cfg_.phase_timing);
+  TxDesc* wring = tv_.tx_desc + uint64_t(r) * p.ring_size;
+  for (uint32_t k = 0; k < item.count; ++k) {
+    const uint32_t d = (item.first + k) & mask;
+    tx_wb_[r][d] = tx_mirror_[r][d];
+    if (tx_mirror_[r][d].read.cmd_type_len & kTxDcmdRS) {
+      tx_wb_[r][d].wb.rsvd = 0;
+      tx_wb_[r][d].wb.nxtseq_seed = 0;
+      tx_wb_[r][d].wb.status = kTxStatusDD;
     }
-    for (uint32_t done = 0; done < item.count;) {
-      const uint32_t at = (item.first + done) & mask;
-      const uint32_t n = std::min(item.count - done, p.ring_size - at);
-      tx_dma_->write_descriptors(wring + at, tx_wb_[r] + at, n);
-      done += n;
-    }
-    if (cfg_.phase_timing) stats_.phases.tx_writeback_ns += monotonic_ns() - t;
   }
+  for (uint32_t done = 0; done < item.count;) {
+    const uint32_t at = (item.first + done) & mask;
+    const uint32_t n = std::min(item.count - done, p.ring_size - at);
+    tx_dma_->write_descriptors(wring + at, tx_wb_[r] + at, n);
+    done += n;
+  }
+  if (cfg_.phase_timing) stats_.phases.tx_writeback_ns += monotonic_ns() - t;
 }
 
 void NicEmulator::tx_deliver(const TxInFlight& item) {
