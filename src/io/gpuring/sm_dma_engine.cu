@@ -5,15 +5,18 @@
 // completed ticket back into host memory, where reached() reads it with a plain load. Small
 // copies from host memory (up to 2 KiB: a burst of 32 minimum-size frames, descriptor
 // write-backs) ride inline in the lines, so a step's commands and bytes cross PCIe in one round
-// trip; larger ones the block reads from pinned memory itself.
-// Why: the copy engine's path costs 3-4 us of CPU per CUDA call and 8 us from issue to
+// trip; larger ones the block reads from pinned memory itself. A tx step chains the descriptor
+// fetch into the frames' copies (fetch_tx_frames), as a NIC's DMA engine does on its own.
+// Why: the copy engine's path costs 2-4 us of CPU per CUDA call and 7-10 us from issue to
 // completion seen (bench/probes/dma_probe.cu); on an H200 host this engine completes an rx step
-// in about 6 us p50 with 0.1 us of CPU, against 11-12 us and 5 us for the copy engine.
+// in about 6 us p50 with 0.1 us of CPU, against 11-17 us and 3-6 us for the copy engine, and a
+// chained tx step in 6 us against 16-19 us (bench/results/gpuring-smdma-s15-h200).
 //
 // Ordering, as a NIC gives it: commands run one after another (a barrier between them); a
 // descriptor write comes after a fence, each descriptor's lower quadword before its upper one
 // (DD), so a poller that acquires DD sees the frame and the descriptor's other fields; a signal
-// after writes to host memory fences at system scope first.
+// after writes to host memory fences at system scope first. Each of those fences is thread 0's,
+// after a barrier: cumulative, it publishes the whole block's writes.
 //
 // Errors: GpuError when CUDA fails, or when a ticket or room in the ring is not reached within
 // 10 s (the block not resident, say).
@@ -33,6 +36,7 @@
 #include "gpu/kernel_registry.h"
 #include "gpu/persistent_kernel_guard.h"
 #include "gpu/stream.h"
+#include "io/gpuring/descriptors.h"
 #include "io/gpuring/dma_engine.h"
 #include "io/gpuring/persistent_kernel.cuh"
 
@@ -40,7 +44,7 @@ namespace gpunfv::gpuring {
 
 namespace {
 
-enum SmDmaOp : uint32_t { kOpCopy = 1, kOpDescriptors = 2, kOpSignal = 3, kOpExit = 4 };
+enum SmDmaOp : uint32_t { kOpCopy = 1, kOpDescriptors = 2, kOpSignal = 3, kOpExit = 4, kOpTxFetch = 5 };
 
 // The command ring is made of 64-byte lines in pinned host memory: a command's header line,
 // then its inline payload lines, if any (small copies and descriptor write-backs carry their
@@ -57,6 +61,14 @@ struct SmDmaHeader {
   uint64_t ticket;               // signal: every command before it has completed
 };
 static_assert(sizeof(SmDmaHeader) <= sizeof(SmDmaLine));
+// kOpTxFetch's line (DmaEngine::TxFetch): the same first two words as every header.
+struct SmDmaTxFetch {
+  uint32_t op, inline_lines;
+  uint64_t ring, mirror, staging, pitch;
+  uint32_t ring_size, first, count, entry_base, slot_bytes;
+};
+static_assert(sizeof(SmDmaTxFetch) <= sizeof(SmDmaLine));
+constexpr uint32_t kMaxTxFetch = 512;  // descriptors per kOpTxFetch (the host splits)
 
 // Control words in pinned host memory, each on its own line.
 struct SmDmaControl {
@@ -107,7 +119,11 @@ __device__ void copy_rows(uint8_t* dst, uint32_t dst_pitch, const uint8_t* src, 
 
 // 16-byte descriptors, each's lower quadword before its upper one (DD), all after the frames.
 __device__ void write_descriptors(const SmDmaHeader& h, const SmDmaLine* payload) {
-  __threadfence();  // everything this block wrote before (the frames) is visible before any DD
+  // Everything this block wrote before (the frames) is visible before any DD: the command
+  // loop's barrier orders the block's writes before thread 0's fence, which is cumulative (the
+  // pattern of cooperative groups' grid sync), and the next barrier orders it before every
+  // thread's descriptor writes. One fence instead of one per thread.
+  if (threadIdx.x == 0) __threadfence();
   __syncthreads();
   auto* dst = reinterpret_cast<volatile uint64_t*>(h.dst);
   for (uint32_t d = threadIdx.x; d < h.rows; d += kThreads) {
@@ -123,6 +139,29 @@ __device__ void write_descriptors(const SmDmaHeader& h, const SmDmaLine* payload
     dst[2 * d] = lower;
     __threadfence();
     dst[2 * d + 1] = upper;
+  }
+}
+
+// Descriptors into the host's mirror, then each one's frame into its staging entry, a warp per
+// frame; the frame lengths round up to 16 bytes (the entries are the emulator's own).
+__device__ void tx_fetch(const SmDmaTxFetch& c) {
+  __shared__ uint64_t addr[kMaxTxFetch];
+  __shared__ uint32_t len[kMaxTxFetch];
+  const uint32_t mask = c.ring_size - 1;
+  for (uint32_t d = threadIdx.x; d < c.count; d += kThreads) {
+    const uint32_t at = (c.first + d) & mask;
+    const uint4 v = __ldcv(reinterpret_cast<const uint4*>(c.ring) + at);
+    reinterpret_cast<uint4*>(c.mirror)[at] = v;
+    addr[d] = uint64_t(v.y) << 32 | v.x;
+    len[d] = min(v.z & kTxLenMask, c.slot_bytes);
+  }
+  __syncthreads();
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (uint32_t d = warp; d < c.count; d += kThreads / 32) {
+    const auto* src = reinterpret_cast<const uint4*>(addr[d]);
+    auto* dst = reinterpret_cast<uint4*>(c.staging + uint64_t(c.entry_base + ((c.first + d) & mask)) * c.pitch);
+    const uint32_t chunks = (len[d] + 15) / 16;
+    for (uint32_t k = lane; k < chunks; k += 32) dst[k] = __ldcv(src + k);
   }
 }
 
@@ -166,16 +205,23 @@ __global__ void __launch_bounds__(kThreads) sm_dma_kernel(const SmDmaLine* ring,
                       h.src_pitch, h.width, h.rows);
           break;
         case kOpDescriptors: write_descriptors(h, payload); break;
+        case kOpTxFetch:
+          tx_fetch(*reinterpret_cast<const SmDmaTxFetch*>(&lines[k]));
+          wrote_host = true;
+          break;
         case kOpSignal:
           // Host-memory writes (frames read out of the rings) reach the host before the ticket;
           // writes to device memory only need to be visible on the GPU (a cheaper fence).
-          if (wrote_host) __threadfence_system();
-          wrote_host = false;
-          __syncthreads();
+          // The command loop's barrier has ordered every thread's writes before this; thread
+          // 0's fence (system scope when host memory was written) publishes them all.
           if (threadIdx.x == 0) {
-            __threadfence();
+            if (wrote_host)
+              __threadfence_system();
+            else
+              __threadfence();
             *reinterpret_cast<volatile uint64_t*>(&ctl->done) = h.ticket;
           }
+          wrote_host = false;
           break;
         case kOpExit: exit = true; break;
         default: break;
@@ -262,6 +308,25 @@ class SmDmaEngine final : public DmaEngine {
     read_async(host_dst, ring_src, bytes);
     wait();
   }
+  bool fetch_tx_frames(const TxFetch& f) override {
+    // The block moves 16-byte pieces: staging entries must start on 16 bytes.
+    if (((reinterpret_cast<uint64_t>(f.staging) | f.pitch) & 15) != 0 || f.slot_bytes % 16 != 0) return false;
+    for (uint32_t done = 0; done < f.count; done += kMaxTxFetch) {
+      SmDmaTxFetch c{};
+      c.op = kOpTxFetch;
+      c.ring = reinterpret_cast<uint64_t>(f.ring);
+      c.mirror = reinterpret_cast<uint64_t>(f.mirror);
+      c.staging = reinterpret_cast<uint64_t>(f.staging);
+      c.pitch = f.pitch;
+      c.ring_size = f.ring_size;
+      c.first = (f.first + done) & (f.ring_size - 1);
+      c.count = std::min(kMaxTxFetch, f.count - done);
+      c.entry_base = f.entry_base;
+      c.slot_bytes = f.slot_bytes;
+      push_line(&c, sizeof(c));
+    }
+    return true;
+  }
   void read_async(void* host_dst, const void* ring_src, size_t bytes) override {
     copy_rows(host_dst, bytes, ring_src, bytes, bytes, 1);
   }
@@ -332,6 +397,16 @@ class SmDmaEngine final : public DmaEngine {
 
   // Appends a command; its rows (h.rows x h.width bytes at `payload`, `pitch` apart) ride
   // inline when they fit, packed.
+  // Appends one line holding `bytes` of a command (no payload).
+  void push_line(const void* command, size_t bytes) {
+    if (!running_) launch();
+    wait_for_room(1);
+    SmDmaLine l{};
+    std::memcpy(&l, command, bytes);
+    line(pushed_) = l;
+    ++pushed_;
+    __atomic_store_n(&ctl_->head, pushed_, __ATOMIC_RELEASE);
+  }
   void push(SmDmaHeader h, const void* payload, size_t pitch) {
     if (!running_) launch();
     const uint64_t bytes = uint64_t(h.rows) * h.width;
