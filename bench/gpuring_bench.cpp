@@ -68,7 +68,7 @@ std::string row(const Result& r) {
   return fmt::format(
       "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.3f} | {:.2f} | {} | {} ({}) | {:.1f} | {:.1f} | {:.1f} | "
       "{:.1f} | {:.1f} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |",
-      c.path, ring ? gpuring::nic_dma_name(c.dma) : "-", c.rings.rings, c.size, c.rings.tail_batch, c.rings.tail_timeout_ns,
+      c.path, ring ? c.dma_name() : "-", c.rings.rings, c.size, c.rings.tail_batch, c.rings.tail_timeout_ns,
       c.rings.tx_writeback ? "on" : "off", c.load > 0 ? fmt::format("{:.0f}%", c.load * 100) : "max",
       c.rate_pps / 1e6, r.mpps, c.copy_engine_pps > 0 ? r.mpps * 1e6 / c.copy_engine_pps : 0.0, r.lost,
       r.reordered, r.reordered_in_ring, r.lat_mean_ns / 1e3, r.lat_std_ns / 1e3, r.lat_p50_ns / 1e3,

@@ -66,7 +66,7 @@ nlohmann::json Spread::json() const { return {{"p50_ns", p50}, {"p90_ns", p90}, 
 
 nlohmann::json Result::json() const {
   return {{"path", c.path},
-          {"nic_dma", ::gpunfv::gpuring::nic_dma_name(c.dma)},
+          {"nic_dma", c.dma_name()},
           {"rings", c.rings.rings},
           {"ring_size", c.rings.ring_size},
           {"size", c.size},
@@ -114,6 +114,7 @@ std::unique_ptr<GeneratorPort> make_generator(const Case& c, const Env& env) {
 Result run_ring_case(const Case& c, const Env& env) {
   Result r;
   r.c = c;
+  r.c.host = env.host;
   auto gen = make_generator(c, env);
   DiscardPort sink("sink", 1);
   gr::NicEmulatorConfig nic = env.nic;

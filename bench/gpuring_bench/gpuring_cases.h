@@ -30,6 +30,8 @@ struct Case {
   uint32_t staged_batch = 256;
   uint64_t staged_timeout_ns = 50000;
   ::gpunfv::gpuring::NicDma dma = ::gpunfv::gpuring::NicDma::batch;  // the emulator's DMA (ring rows)
+  bool host = false;  // the loops on CPU threads, memcpy as the DMA (Env::host; set by the run)
+  const char* dma_name() const { return host ? "memcpy" : ::gpunfv::gpuring::nic_dma_name(dma); }
 };
 
 // Percentiles of one latency component (ns).
