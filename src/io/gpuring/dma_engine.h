@@ -10,8 +10,9 @@
 // One engine serves one thread; make_peer() gives another thread an engine of its own (its own
 // stream), so the emulator's rx and tx sides never wait for each other's copies.
 //
-// Errors: GpuError from the CUDA engine when a copy fails; make_cuda_dma_engine throws
-// std::runtime_error in a build without CUDA.
+// Errors: GpuError from the CUDA engines when a copy fails; the sm engine also throws
+// std::invalid_argument for host memory that is not pinned where its threads would touch it;
+// make_cuda_dma_engine and make_sm_dma_engine throw std::runtime_error in a build without CUDA.
 #pragma once
 
 #include <cstddef>

@@ -19,7 +19,8 @@
 // after a barrier: cumulative, it publishes the whole block's writes.
 //
 // Errors: GpuError when CUDA fails, or when a ticket or room in the ring is not reached within
-// 10 s (the block not resident, say).
+// 10 s (the block not resident, say); std::invalid_argument for host memory the block cannot
+// reach (a destination that is not pinned, a source too large to ride inline).
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 
@@ -287,9 +288,18 @@ class SmDmaEngine final : public DmaEngine {
     h.rows = static_cast<uint32_t>(rows);
     h.dst_pitch = static_cast<uint32_t>(dst_pitch);
     h.src_pitch = static_cast<uint32_t>(src_pitch);
-    h.dst_host = host_memory(dst) ? 1 : 0;
+    // The block writes the destination and reads a source too large to ride inline: host
+    // memory it cannot reach is refused here rather than faulting the kernel (and the context).
+    const MemoryKind dst_kind = memory_kind(dst), src_kind = memory_kind(src);
+    if (dst_kind == MemoryKind::unpinned)
+      throw std::invalid_argument("sm DMA engine: copy into host memory that is not pinned (use alloc_staging)");
+    if (src_kind == MemoryKind::unpinned && uint64_t(rows) * width > kMaxInlineLines * sizeof(SmDmaLine))
+      throw std::invalid_argument("sm DMA engine: " + std::to_string(uint64_t(rows) * width) +
+                                  " bytes from host memory that is not pinned (at most " +
+                                  std::to_string(kMaxInlineLines * sizeof(SmDmaLine)) + " ride inline)");
+    h.dst_host = dst_kind != MemoryKind::device ? 1 : 0;
     // Bytes from host memory ride inline when small; from ring memory the block reads them.
-    push(h, host_memory(src) ? src : nullptr, src_pitch);
+    push(h, src_kind != MemoryKind::device ? src : nullptr, src_pitch);
   }
   void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
     // Large runs of write-backs go in pieces small enough to ride inline.
@@ -311,6 +321,8 @@ class SmDmaEngine final : public DmaEngine {
   bool fetch_tx_frames(const TxFetch& f) override {
     // The block moves 16-byte pieces: staging entries must start on 16 bytes.
     if (((reinterpret_cast<uint64_t>(f.staging) | f.pitch) & 15) != 0 || f.slot_bytes % 16 != 0) return false;
+    if (memory_kind(f.mirror) == MemoryKind::unpinned || memory_kind(f.staging) == MemoryKind::unpinned)
+      throw std::invalid_argument("sm DMA engine: tx mirror and staging must be pinned host memory");
     for (uint32_t done = 0; done < f.count; done += kMaxTxFetch) {
       SmDmaTxFetch c{};
       c.op = kOpTxFetch;
@@ -380,19 +392,22 @@ class SmDmaEngine final : public DmaEngine {
  private:
   static constexpr int kStallLimitS = 10;
 
-  // Whether p is in host memory, remembered per 2 MiB region (CUDA reserves device memory in
-  // such regions): the emulator copies between a handful of buffers. Host bytes too many to
-  // ride inline are read by the block, so they must be pinned (alloc_staging, cudaHostAlloc).
-  bool host_memory(const void* p) {
-    const uint64_t region = reinterpret_cast<uint64_t>(p) >> 21;
+  // Where p lies, remembered per 64 KiB region for device memory and pinned host memory (the
+  // emulator copies between a handful of buffers); host memory not pinned is looked up each
+  // time, so a pinned neighbour never vouches for it.
+  enum class MemoryKind : uint8_t { device, pinned, unpinned };
+  MemoryKind memory_kind(const void* p) {
+    const uint64_t region = reinterpret_cast<uint64_t>(p) >> 16;
     for (const RegionKind& k : regions_)
-      if (k.region == region) return k.host;
+      if (k.region == region) return k.kind;
     cudaPointerAttributes a{};
     const cudaError_t e = cudaPointerGetAttributes(&a, p);
     if (e != cudaSuccess) cudaGetLastError();
-    RegionKind& k = regions_[next_region_++ % regions_.size()];
-    k = RegionKind{region, e != cudaSuccess || a.type != cudaMemoryTypeDevice};
-    return k.host;
+    const MemoryKind kind = e != cudaSuccess || a.type == cudaMemoryTypeUnregistered ? MemoryKind::unpinned
+                            : a.type == cudaMemoryTypeDevice                         ? MemoryKind::device
+                                                                                     : MemoryKind::pinned;
+    if (kind != MemoryKind::unpinned) regions_[next_region_++ % regions_.size()] = RegionKind{region, kind};
+    return kind;
   }
 
   // Appends a command; its rows (h.rows x h.width bytes at `payload`, `pitch` apart) ride
@@ -464,9 +479,9 @@ class SmDmaEngine final : public DmaEngine {
   uint64_t issued_ = 0, completed_ = 0;
   struct RegionKind {
     uint64_t region = ~0ull;
-    bool host = false;
+    MemoryKind kind = MemoryKind::unpinned;
   };
-  std::array<RegionKind, 8> regions_{};
+  std::array<RegionKind, 64> regions_{};
   uint32_t next_region_ = 0;
   bool running_ = false;
   std::unique_ptr<PersistentKernelScope> scope_;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "../port_test_util.h"
@@ -236,6 +237,16 @@ TEST(SmDmaEngine, RowsGathersDescriptorsAndPark) {
   EXPECT_EQ(std::memcmp(back + 4096, host + 4096, 1500), 0);
   EXPECT_EQ(std::memcmp(back + 6000, host + 6000, 100), 0);
   EXPECT_EQ(std::memcmp(back + 7168, wb, sizeof(RxDesc) * 40), 0);
+  // Host memory the block cannot reach: refused, not a kernel fault. A small copy from it rides
+  // inline and works.
+  std::vector<uint8_t> unpinned(8192, 0x5C);
+  EXPECT_THROW(e->copy_rows(unpinned.data(), 64, dev, 64, 64, 1), std::invalid_argument);
+  EXPECT_THROW(e->copy_rows(dev, 4096, unpinned.data(), 4096, 4096, 1), std::invalid_argument);
+  e->copy_rows(dev + 2048, 64, unpinned.data(), 64, 64, 1);
+  e->read(back, dev + 2048, 64);
+  EXPECT_EQ(back[0], 0x5C);
+  EXPECT_EQ(back[63], 0x5C);
+  e->copy_rows(dev + 2048, 64, host + 2048, 64, 64, 1);  // as it was, for the relaunch check below
   e->park();
   e->park();  // parking a parked engine is a no-op
   std::memset(back, 0, 64);
