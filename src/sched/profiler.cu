@@ -134,8 +134,10 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
 
   ProfileResult res;
   res.device = device;
-  // As the executor plans: with one chain, gnet folds the SMs below a step into one NF.
-  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms, rc.chains.size() == 1}
+  // As the executor plans (chain/gpu_sharing.cpp): with one chain, and unless the settings say
+  // otherwise, gnet folds the SMs below a step into one NF.
+  res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms,
+                                 rc.settings.sched_fold_remainder && rc.chains.size() == 1}
                      : GpuBudget{info.total_sms, 1, 1};
   ModelStore& store = res.models;
   for (uint32_t size : o.sizes) {

@@ -76,8 +76,9 @@ class DmaEngine {
   virtual bool fetch_tx_frames(const TxFetch&) { return false; }
   // Waits for every copy issued, then lets a background worker exit (the sm engine's kernel),
   // so that nothing of the engine runs when the device must go idle (cudaFree, say). The next
-  // copy starts it again. The emulator parks its engines when its threads end.
-  virtual void park() {}
+  // copy starts it again. The emulator parks its engines when its threads end. Engines with no
+  // background worker only wait.
+  virtual void park() { wait(); }
 
   static constexpr uint32_t kMaxTicketsInFlight = 256;
 };

@@ -166,8 +166,9 @@ class NicEmulator {
   struct TxInFlight {
     uint64_t ticket;
     uint32_t ring, first, count;
-    bool fetched;  // false: the descriptor fetch is in flight; true: the frames' copies are
-    bool chained;  // the fetch and the copies in one step (DmaEngine::fetch_tx_frames)
+    // What the ticket covers: the descriptor fetch, then the frames' copies; or both in one
+    // step (DmaEngine::fetch_tx_frames).
+    enum class Stage : uint8_t { fetching, copying, chained } stage;
   };
   // What tx needs of a frame when it sends it, read when its copy is issued: after that its DD
   // may be written back and its slot reused by rx, which rewrites meta_.
@@ -190,9 +191,9 @@ class NicEmulator {
   bool tx_poll_tails();
   bool tx_complete_front();
   void tx_issue_copies(TxInFlight& item);
-  // The fetched descriptors read: each frame's metadata kept for tx_deliver, its piece queued
-  // in tx_pieces_; whether any asked for DD (RS).
-  bool tx_read_descriptors(const TxInFlight& item);
+  // The fetched descriptors read: each frame's metadata kept for tx_deliver and, with
+  // `pieces`, its piece queued in tx_pieces_ for the copies; whether any asked for DD (RS).
+  bool tx_read_descriptors(const TxInFlight& item, bool pieces);
   void tx_write_back(const TxInFlight& item);
   void tx_deliver(const TxInFlight& item);
   // Issues the copies of `pieces` between ring memory and `staging` (index: the staging entry;

@@ -48,7 +48,8 @@ bool NicEmulator::tx_poll_tails() {
       tx_dma_->read_async(tx_mirror_[r] + at, ring + at, sizeof(TxDesc) * n);
       done += n;
     }
-    tx_inflight_.push_back(TxInFlight{0, r, first, count, chained, chained});
+    using Stage = TxInFlight::Stage;
+    tx_inflight_.push_back(TxInFlight{0, r, first, count, chained ? Stage::chained : Stage::fetching});
     tx_fetch_next_[r] = (first + count) & mask;
     busy = true;
     if (cfg_.phase_timing) {
@@ -71,18 +72,21 @@ bool NicEmulator::tx_complete_front() {
   while (!tx_inflight_.empty() && tx_dma_->reached(tx_inflight_.front().ticket)) {
     TxInFlight item = tx_inflight_.front();
     tx_inflight_.pop_front();
-    if (!item.fetched) {
-      tx_issue_copies(item);  // the descriptors are here: copy their frames out
-      item.fetched = true;
-      tx_copying_.push_back(item);
-    } else if (item.chained) {
-      // Descriptors and frames arrived together: read the descriptors, send, then DD.
-      const bool report_status = tx_read_descriptors(item);
-      if (cfg_.phase_timing) stats_.phases.tx_data_copies += item.count;  // the engine copied each
-      tx_deliver(item);
-      if (report_status) tx_write_back(item);
-    } else {
-      tx_deliver(item);
+    switch (item.stage) {
+      case TxInFlight::Stage::fetching:
+        tx_issue_copies(item);  // the descriptors are here: copy their frames out
+        item.stage = TxInFlight::Stage::copying;
+        tx_copying_.push_back(item);
+        break;
+      case TxInFlight::Stage::chained: {
+        // Descriptors and frames arrived together: read the descriptors, send, then DD.
+        const bool report_status = tx_read_descriptors(item, false);
+        if (cfg_.phase_timing) stats_.phases.tx_data_copies += item.count;  // the engine copied each
+        tx_deliver(item);
+        if (report_status) tx_write_back(item);
+        break;
+      }
+      case TxInFlight::Stage::copying: tx_deliver(item); break;
     }
     any = true;
   }
@@ -98,7 +102,7 @@ bool NicEmulator::tx_complete_front() {
   return any;
 }
 
-bool NicEmulator::tx_read_descriptors(const TxInFlight& item) {
+bool NicEmulator::tx_read_descriptors(const TxInFlight& item, bool pieces) {
   const RingParams& p = v_.p;
   const uint32_t mask = p.ring_size - 1, r = item.ring;
   tx_pieces_.clear();
@@ -111,14 +115,14 @@ bool NicEmulator::tx_read_descriptors(const TxInFlight& item) {
     // The slot is the tx ring's until DD (tx_write_back) is seen: what rx wrote into it, and
     // its metadata, are stable now.
     tx_frames_[r][d] = TxFrame{meta_[meta_index(desc.read.buffer_addr)], len};
-    tx_pieces_.push_back(Piece{r * p.ring_size + d, desc.read.buffer_addr, len});
+    if (pieces) tx_pieces_.push_back(Piece{r * p.ring_size + d, desc.read.buffer_addr, len});
   }
   return report_status;
 }
 
 void NicEmulator::tx_issue_copies(TxInFlight& item) {
   const uint64_t t = stamp(cfg_.phase_timing);
-  const bool report_status = tx_read_descriptors(item);
+  const bool report_status = tx_read_descriptors(item, true);
   const uint64_t ops = issue_frame_copies(*tx_dma_, tx_staging_, tx_pieces_, false);
   if (cfg_.phase_timing) {
     stats_.phases.tx_copy_ns += monotonic_ns() - t;

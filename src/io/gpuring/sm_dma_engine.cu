@@ -414,21 +414,18 @@ class SmDmaEngine final : public DmaEngine {
   // inline when they fit, packed.
   // Appends one line holding `bytes` of a command (no payload).
   void push_line(const void* command, size_t bytes) {
-    if (!running_) launch();
-    wait_for_room(1);
+    reserve(1);
     SmDmaLine l{};
     std::memcpy(&l, command, bytes);
     line(pushed_) = l;
-    ++pushed_;
-    __atomic_store_n(&ctl_->head, pushed_, __ATOMIC_RELEASE);
+    publish(1);
   }
   void push(SmDmaHeader h, const void* payload, size_t pitch) {
-    if (!running_) launch();
     const uint64_t bytes = uint64_t(h.rows) * h.width;
     const bool inline_payload = payload && bytes <= kMaxInlineLines * sizeof(SmDmaLine);
     h.inline_lines = inline_payload ? uint32_t((bytes + sizeof(SmDmaLine) - 1) / sizeof(SmDmaLine)) : 0;
     const uint32_t lines = 1 + h.inline_lines;
-    wait_for_room(lines);
+    reserve(lines);
     std::memcpy(&line(pushed_), &h, sizeof(h));
     if (inline_payload) {
       // Packed rows across consecutive lines, which may wrap around the ring's end.
@@ -438,6 +435,15 @@ class SmDmaEngine final : public DmaEngine {
       for (uint32_t l = 0; l < h.inline_lines; ++l)
         std::memcpy(&line(pushed_ + 1 + l), packed + size_t(l) * sizeof(SmDmaLine), sizeof(SmDmaLine));
     }
+    publish(lines);
+  }
+  // Room for `lines` lines at pushed_, the kernel started if it is not running.
+  void reserve(uint32_t lines) {
+    if (!running_) launch();
+    wait_for_room(lines);
+  }
+  // The lines written at pushed_ handed to the block.
+  void publish(uint32_t lines) {
     pushed_ += lines;
     __atomic_store_n(&ctl_->head, pushed_, __ATOMIC_RELEASE);
   }
