@@ -58,9 +58,11 @@ class CollectWorkers {
   void work(Worker& w);
   void done_one(Batch* b);
   uint32_t jobs_of(const Chain& chain) const;  // collect jobs a batch of `chain` makes
+  bool collects(size_t nf) const { return !skip_all_ && rc_.nfs[nf]->collects(); }
 
   const RuntimeConfig& rc_;
   Release release_;
+  bool skip_all_ = false;  // GPUNFV_DEBUG_SKIP_COLLECT
   std::vector<Worker> workers_;       // an NF's shards are adjacent
   std::vector<size_t> first_worker_;  // per NF: its first worker
   std::vector<std::thread> threads_;
