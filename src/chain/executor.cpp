@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -31,6 +32,29 @@ uint32_t choose_workers(const RuntimeConfig& rc) {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   // Ingress and egress threads take a core each where there are enough.
   return cores > 3 ? cores - 2 : 1;
+}
+
+// GPU backend: NFs that sit at one node of each chain at most may count on the device
+// (NetworkFunction::count_on_device); their collect() then leaves the host.
+void offer_device_counts(const RuntimeConfig& rc) {
+  for (size_t nf = 0; nf < rc.nfs.size(); ++nf) {
+    bool once = true;
+    for (const Chain& c : rc.chains)
+      once = once && std::count(c.path.begin(), c.path.end(), uint16_t(nf)) <= 1;
+    if (once) rc.nfs[nf]->count_on_device();
+  }
+}
+
+// Chains none of whose NFs reads results on the host (all count on the device or collect
+// nothing): their host batches come back with what egress reads only. GPUNFV_DEBUG_FULL_DOWNLOAD=1
+// brings every batch back whole, to measure the difference.
+std::vector<bool> egress_only_chains(const RuntimeConfig& rc) {
+  std::vector<bool> out(rc.chains.size(), false);
+  if (const char* e = std::getenv("GPUNFV_DEBUG_FULL_DOWNLOAD"); e && e[0] == '1') return out;
+  for (size_t c = 0; c < rc.chains.size(); ++c)
+    out[c] = std::none_of(rc.chains[c].path.begin(), rc.chains[c].path.end(),
+                          [&](uint16_t nf) { return rc.nfs[nf]->collects(); });
+  return out;
 }
 
 class Pipeline {
@@ -67,7 +91,9 @@ class Pipeline {
     } else {
       stage_ = make_cpu_stage(rc, choose_workers(rc));
     }
+    if (opt.backend == Backend::gpu) offer_device_counts(rc);
     for (auto& nf : rc.nfs) nf->prepare(opt.backend);
+    if (opt.backend == Backend::gpu) stage_->set_egress_only_download(egress_only_chains(rc));
 
     MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
     pool_ = std::make_unique<BatchPool>(rc.settings.batches, shape_.capacity, shape_.stride, mem,

@@ -115,6 +115,7 @@ class GpuStage final : public ProcessingStage {
   // stream and events (in its lane's context), device twins of the host batches, the NFs'
   // per-lane resources, and in every green context a preflight (loads kernels, sets up local
   // memory and printf there). Called on the executor's thread, before start().
+  void set_egress_only_download(const std::vector<bool>& by_chain) override { egress_only_download_ = by_chain; }
   void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) override {
     std::lock_guard<std::mutex> lk(workers_m_);
     size_t total = 0;
@@ -374,9 +375,13 @@ class GpuStage final : public ProcessingStage {
       }
     } else {
       begin();
-      const size_t bytes = layout_.device_prefix_bytes(count);
-      GPUNFV_CUDA(cudaMemcpyAsync(b->base(), b->device_base, bytes, cudaMemcpyDeviceToHost, st));
-      d2h_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      const bool egress_only = b->chain < egress_only_download_.size() && egress_only_download_[b->chain];
+      const HostBatchDownload d = plan_host_batch_download(layout_, count, egress_only);
+      for (const ByteRange& r : {d.first, d.second})
+        if (r.bytes)
+          GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
+                                      cudaMemcpyDeviceToHost, st));
+      d2h_bytes_.fetch_add(d.bytes(), std::memory_order_relaxed);
     }
     f.done = w.free_events.back();
     w.free_events.pop_back();
@@ -509,6 +514,7 @@ class GpuStage final : public ProcessingStage {
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
+  std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download
 };
 
 }  // namespace

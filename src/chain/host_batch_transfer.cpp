@@ -25,6 +25,19 @@ HostBatchUpload plan_host_batch_upload(const BatchLayout& l, const BatchView& ho
   return plan_host_batch_upload(l, host.count, could_pay ? longest_frame(host) : l.stride);
 }
 
+HostBatchDownload plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only) {
+  HostBatchDownload d;
+  if (!egress_only) {
+    d.first = {0, l.device_prefix_bytes(count)};
+    return d;
+  }
+  // BatchLayout::make: egress's arrays come first, then headers, flow_hash and results, then the
+  // slots.
+  d.first = {0, l.off_headers};
+  d.second = {l.off_data, size_t(count) * l.stride};
+  return d;
+}
+
 uint32_t longest_frame(const BatchView& b) {
   uint16_t m = 0;
   const uint16_t* len = b.len.framework_data();

@@ -30,6 +30,19 @@ struct HostBatchUpload {
   size_t bytes() const { return metadata.bytes + rows * row_bytes; }
 };
 
+// What a host batch downloads after the chain, in one or two copies (`second` empty: one):
+// - whole: the device prefix (every array the device wrote, then the first `count` slots);
+// - egress only, where no NF of the batch's chain reads results on the host (each counts on the
+//   device, NetworkFunction::count_on_device, or collects nothing): what egress reads, the
+//   arrays in front of the headers (len, port, out_port, next_nf, visited, node_packets,
+//   verdict) and the slots; not the headers, flow hashes and NF results (S_d: 56 of the 196
+//   bytes a 64-byte packet brought back).
+struct HostBatchDownload {
+  ByteRange first, second;
+  size_t bytes() const { return first.bytes + second.bytes; }
+};
+HostBatchDownload plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only);
+
 // Rows shorter than this go up whole (the strided copy is slow on short rows).
 inline constexpr size_t kMinStridedRowBytes = 512;
 

@@ -46,6 +46,9 @@ class ProcessingStage {
   // `host_batches`), since CUDA may make such a call wait for the persistent kernel for ever
   // (gpu/device_preflight.h). Nothing on the CPU.
   virtual void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) {}
+  // Before start(): chains (by index) whose finished host batches need only what egress reads,
+  // no NF reading results on the host (chain/host_batch_transfer.h). Nothing on the CPU.
+  virtual void set_egress_only_download(const std::vector<bool>& by_chain) {}
 };
 
 // The chain's stage queues: enter + one per NF, plus `extra_stages` (the GPU's download).

@@ -84,6 +84,14 @@ class NetworkFunction {
   virtual uint32_t collect_shards() const { return 1; }
   virtual void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
                              uint32_t begin, uint32_t end, uint32_t shard) {}
+  // GPU backend, before prepare(): the framework offers an NF whose collect() only counts the
+  // chance to count on the device instead (gpu/device_counters.h), in kernels process_gpu()
+  // launches after its own, so no host thread reads its results. It offers only where the NF
+  // sits at one node of each chain at most (each node's results are then final when its kernels
+  // end, as collect() would read them). An NF that takes it returns true, makes its counters
+  // in prepare(), answers collects() false, and adds the device's counts to its own in
+  // finish(), before report(). Default: declined.
+  virtual bool count_on_device() { return false; }
   // Whether collect() reads packet bytes (b.data), not only metadata and results, and of which
   // packets (one that reached this NF; results and metadata are readable): for batches whose
   // packets stay in GPU memory (a GPU ring's), egress copies those frames to the host first

@@ -77,5 +77,35 @@ TEST(HostBatchTransfer, PlanFromAHostBatchMatchesThePlanFromItsLongestFrame) {
   }
 }
 
+TEST(HostBatchTransfer, DownloadsWholePrefixOrWhatEgressReads) {
+  const BatchLayout l = BatchLayout::make(8192, 128, 48);
+  const HostBatchDownload whole = plan_host_batch_download(l, 8000, false);
+  EXPECT_EQ(whole.first.offset, 0u);
+  EXPECT_EQ(whole.first.bytes, l.device_prefix_bytes(8000));
+  EXPECT_EQ(whole.second.bytes, 0u);
+
+  const HostBatchDownload lean = plan_host_batch_download(l, 8000, true);
+  auto covered = [&](size_t off, size_t n) {
+    for (const ByteRange& r : {lean.first, lean.second})
+      if (off >= r.offset && off + n <= r.offset + r.bytes) return true;
+    return false;
+  };
+  // Every array egress reads, whole, and the first 8000 slots.
+  EXPECT_TRUE(covered(l.off_len, 8192 * sizeof(uint16_t)));
+  EXPECT_TRUE(covered(l.off_port, 8192 * sizeof(uint16_t)));
+  EXPECT_TRUE(covered(l.off_out_port, 8192 * sizeof(uint16_t)));
+  EXPECT_TRUE(covered(l.off_next_nf, 8192));
+  EXPECT_TRUE(covered(l.off_visited, 8192 * sizeof(uint32_t)));
+  EXPECT_TRUE(covered(l.off_node_packets, kMaxChainNodes * sizeof(uint32_t)));
+  EXPECT_TRUE(covered(l.off_verdict, 8192));
+  EXPECT_TRUE(covered(l.off_data, size_t(8000) * 128));
+  EXPECT_FALSE(covered(l.off_data + size_t(8000) * 128, 1));
+  // Not the headers, flow hashes or results, nor host-only arrays.
+  for (size_t off : {l.off_headers, l.off_flow_hash, l.off_results, l.off_seq, l.off_rx_ns, l.off_wire_ns})
+    for (const ByteRange& r : {lean.first, lean.second})
+      EXPECT_FALSE(overlaps(r.offset, r.bytes, off, 1)) << off;
+  EXPECT_LT(lean.bytes(), whole.bytes());
+}
+
 }  // namespace
 }  // namespace gpunfv

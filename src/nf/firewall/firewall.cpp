@@ -78,6 +78,7 @@ void Firewall::prepare(Backend backend) {
   classifier_.upload_to_device();
   device_rule_drops_.upload(rule_drops_);
   device_classifier_ = classifier_.device_ref();
+  if (device_counting_) device_counts_ = std::make_unique<DeviceCounters>(counts_.slots());
 #else
   throw std::runtime_error("firewall " + name() + ": this build has no GPU backend");
 #endif
@@ -105,6 +106,22 @@ void Firewall::collect_range(const BatchView& b, uint8_t position, const Collect
     const uint32_t slot = rule < rules ? rule : rule == kNoRule ? rules : rules + 1;
     counts[(i % kCounterLanes) * lane_size + slot] += scan.reached(i, position);
   }
+}
+
+bool Firewall::count_on_device() {
+#if GPUNFV_HAVE_CUDA
+  device_counting_ = true;
+#endif
+  return device_counting_;
+}
+
+void Firewall::finish() {
+#if GPUNFV_HAVE_CUDA
+  if (!device_counts_) return;
+  const std::vector<uint64_t> taken = device_counts_->take();
+  uint64_t* lane0 = counts_.shard(0);
+  for (size_t slot = 0; slot < taken.size(); ++slot) lane0[slot] += taken[slot];
+#endif
 }
 
 std::vector<uint64_t> Firewall::rule_hits() const {

@@ -29,6 +29,7 @@
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
+#include "gpu/device_counters.h"
 #endif
 
 namespace gpunfv {
@@ -60,6 +61,10 @@ class Firewall final : public NetworkFunction {
   // The plain per-packet loop collect() replaced (one bounds-checked record read and one
   // counter increment per packet): the reference tests and bench/collect_bench compare it with.
   void collect_per_packet(const BatchView& b, uint8_t position);
+  // GPU backend: rule hits, no match and not IPv4 counted on the device (firewall.cu).
+  bool count_on_device() override;
+  bool collects() const override { return !device_counting_; }
+  void finish() override;
   void report(nlohmann::json& j) const override;
   // "describe", or "match SRC DST PROTO SPORT DPORT" (the rule a 5-tuple matches).
   std::string command(std::string_view cmd) const override;
@@ -91,7 +96,9 @@ class Firewall final : public NetworkFunction {
   BitVectorClassifier classifier_;
   // What collect() counted, per shard and lane: hits per rule, no match, not IPv4.
   ShardCounters counts_;
+  bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
+  std::unique_ptr<DeviceCounters> device_counts_;  // the same slots as counts_' lanes
   DeviceBuffer<uint8_t> device_rule_drops_;
   BitVectorClassifierRef device_classifier_{};
 #endif

@@ -164,6 +164,22 @@ void IpsecGateway::prepare(Backend backend) {
 #endif
 }
 
+bool IpsecGateway::count_on_device() {
+#if GPUNFV_HAVE_CUDA
+  device_counting_ = true;
+#endif
+  return device_counting_;
+}
+
+void IpsecGateway::finish() {
+#if GPUNFV_HAVE_CUDA
+  if (!device_counts_) return;
+  const std::vector<uint64_t> taken = device_counts_->take();
+  uint64_t* lane0 = sa_packets_.shard(0);
+  for (size_t sa = 0; sa < taken.size(); ++sa) lane0[sa] += taken[sa];
+#endif
+}
+
 void IpsecGateway::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
   collect_range(b, position, ctx, 0, b.count, 0);
 }

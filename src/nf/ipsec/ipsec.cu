@@ -19,6 +19,7 @@
 
 #include <cub/block/block_scan.cuh>
 
+#include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
 #include "nf/run_per_packet.h"
@@ -173,12 +174,25 @@ __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_off
   if (lane == 0) state[sa].window = window;
 }
 
+// collect_range()'s count on the device: packets this NF passed, per SA (bypassed ones, kNoSa,
+// and the rest count nowhere; the host's sink slot is never reported).
+struct IpsecCountSlot {
+  uint8_t position;
+  uint32_t result_offset, sas;
+  __device__ bool operator()(const BatchView& b, uint32_t i, uint32_t& slot) const {
+    if (!reached_node(b, i, position) || dropped_at_node(b, i, position)) return false;
+    slot = result_word(b, i, result_offset, 0);
+    return slot < sas;
+  }
+};
+
 }  // namespace
 
 void IpsecGateway::prepare_gpu() {
   table_.upload_to_device();
   device_view_ = esp::EspView{table_.device_ref(), result_offset(), bypass_, iv_epoch_};
   if (!gpu_) gpu_.reset(new GpuState);
+  if (device_counting_ && !device_counts_) device_counts_ = std::make_unique<DeviceCounters>(table_.size());
 }
 
 void IpsecGateway::prepare_gpu_lane(const GpuStream&) {
@@ -248,6 +262,8 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
                                                                      sa_count, state);
     });
   }
+  // After every pass that may drop (s.stream waits for the ordered ones).
+  if (device_counts_) launch_count_packets(db, device_counts_->ref(), IpsecCountSlot{position, v.result_offset, sa_count}, s);
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).
@@ -256,5 +272,6 @@ GPUNFV_REGISTER_KERNEL(number_kernel);
 GPUNFV_REGISTER_KERNEL(replay_kernel);
 GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::EncapsulateWith>);
 GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::DecapsulateWith>);
+GPUNFV_REGISTER_KERNEL(count_packets_kernel<IpsecCountSlot>);
 
 }  // namespace gpunfv

@@ -45,6 +45,10 @@
 #include "nf/network_function.h"
 #include "nf/shard_counters.h"
 
+#if GPUNFV_HAVE_CUDA
+#include "gpu/device_counters.h"
+#endif
+
 namespace gpunfv {
 
 enum class IpsecDirection { outbound, inbound };
@@ -79,6 +83,10 @@ class IpsecGateway final : public NetworkFunction {
   // The plain per-packet loop collect() replaced: the reference tests and bench/collect_bench
   // compare it with.
   void collect_per_packet(const BatchView& b, uint8_t position);
+  // GPU backend: packets passed per SA counted on the device (ipsec.cu).
+  bool count_on_device() override;
+  bool collects() const override { return !device_counting_; }
+  void finish() override;
   void report(nlohmann::json& j) const override;
   // "describe", or "sas": one line per SA (SPI, endpoints, prefix, packets; never keys).
   std::string command(std::string_view cmd) const override;
@@ -100,7 +108,9 @@ class IpsecGateway final : public NetworkFunction {
   static constexpr uint32_t kCounterLanes = 4;
   // Per SA: packets this NF passed, from collect(), then a sink slot for the others.
   ShardCounters sa_packets_;
+  bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
+  std::unique_ptr<DeviceCounters> device_counts_;  // per SA (no sink slot)
   struct GpuStateDeleter {
     void operator()(GpuState* s) const;
   };

@@ -225,8 +225,25 @@ bool Nids::collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position)
   return NidsResult::load(b.results.framework_data() + size_t(i) * b.result_stride + result_offset()).fired != 0;
 }
 
+bool Nids::count_on_device() {
+#if GPUNFV_HAVE_CUDA
+  device_counting_ = options_.alerts_path.empty();
+#endif
+  return device_counting_;
+}
+
 void Nids::finish() {
   if (log_) log_->flush();
+#if GPUNFV_HAVE_CUDA
+  if (!device_counts_) return;
+  const std::vector<uint64_t> taken = device_counts_->take();
+  const size_t rules = rules_.rules.size();
+  CollectCounts& c = counts_[0];
+  for (size_t r = 0; r <= rules; ++r) c.by_rule[r] += taken[r];
+  c.packets_alerted += taken[rules + 1];
+  c.not_logged += taken[rules + 2];
+  c.alerts += taken[rules + 3] - taken[rules];  // kept alerts less stray indices, as count()
+#endif
 }
 
 void Nids::report(nlohmann::json& j) const {

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
 #include "nf/nids/nids.h"
@@ -150,7 +151,29 @@ void allow_shared(int bytes) {
 
 }  // namespace
 
+// Nids::count()'s device twin over the packets that reached `position`: packets alerted, alerts
+// beyond the kept ones, kept alerts, and per kept rule index its counter (past the rules: the
+// stray slot). Counter slots as Nids::device_counts_. Whole warps, as DeviceCountersRef needs.
+__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t rules,
+                                  DeviceCountersRef counts) {
+  for (uint32_t base = blockIdx.x * blockDim.x; base < b.count; base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    const bool in = i < b.count && reached_node(b, i, position);
+    const uint32_t fired = in ? result_word(b, i, result_offset, 0) : 0;
+    const uint32_t kept = fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket;
+    counts.add_sum(rules + 1, fired != 0);
+    counts.add_sum(rules + 2, fired - kept);
+    counts.add_sum(rules + 3, kept);
+    for (uint32_t k = 0; __any_sync(0xFFFFFFFFu, k < kept); ++k) {
+      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) : 0;
+      counts.add_one(rule < rules ? rule : rules, k < kept);
+    }
+  }
+}
+
 void Nids::prepare_gpu() {
+  if (device_counting_ && !device_counts_)
+    device_counts_ = std::make_unique<DeviceCounters>(rules_.rules.size() + 4);
   matcher_.upload_to_device();
   device_view_ = NidsView{matcher_.device_ref(), result_offset(), drop_};
   // One warp's bitmaps (one per packet it holds) must fit a block's shared memory; past the
@@ -196,6 +219,14 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
               device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   GPUNFV_CUDA(cudaGetLastError());
+  if (device_counts_) {
+    const int threads = std::max(32, stream.threads_per_block / 32 * 32);
+    int count_blocks = int((device_batch.count + threads - 1) / threads);
+    if (stream.max_blocks > 0) count_blocks = std::min(count_blocks, stream.max_blocks);
+    nids_count_kernel<<<count_blocks, threads, 0, stream.stream>>>(
+        device_batch, position, view.result_offset, uint32_t(rules_.rules.size()), device_counts_->ref());
+    GPUNFV_CUDA(cudaGetLastError());
+  }
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).
@@ -203,5 +234,6 @@ GPUNFV_REGISTER_KERNEL(nids_kernel<4>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<8>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<16>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<32>);
+GPUNFV_REGISTER_KERNEL(nids_count_kernel);
 
 }  // namespace gpunfv

@@ -33,6 +33,10 @@
 #include "nf/nids/rule_matcher.h"
 #include "nf/nids/rules_file.h"
 
+#if GPUNFV_HAVE_CUDA
+#include "gpu/device_counters.h"
+#endif
+
 namespace gpunfv {
 
 // collect()'s first pass: writes to out (room for end - begin indices) the packets of
@@ -78,6 +82,10 @@ class Nids final : public NetworkFunction {
   // The alert log names addresses and ports read from the frames of alerted packets.
   bool collect_reads_frames() const override { return !options_.alerts_path.empty(); }
   bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const override;
+  // GPU backend without an alert log: alerts, packets alerted and alerts per rule counted on
+  // the device (nids.cu); with a log, collect() keeps the lines in packet order on the host.
+  bool count_on_device() override;
+  bool collects() const override { return !device_counting_; }
   void report(nlohmann::json& j) const override;
   void finish() override;
   // "describe", "skipped" (the first skipped rule lines and why), "sid N" (a loaded rule).
@@ -117,7 +125,10 @@ class Nids final : public NetworkFunction {
   void count(const CollectScan& scan, CollectCounts& c, uint32_t n);
   void count_and_log(const BatchView& b, const CollectScan& scan, CollectCounts& c, uint32_t n,
                      const CollectContext& ctx);
+  bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
+  // by_rule's rules + 1 slots, then packets alerted, alerts beyond the kept ones, kept alerts.
+  std::unique_ptr<DeviceCounters> device_counts_;
   NidsView device_view_{};
   size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
   uint32_t gpu_group_lanes_ = 32;  // lanes of a warp that scan one packet (nids.cu)
