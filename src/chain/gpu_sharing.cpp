@@ -150,10 +150,15 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
   // G-NET re-plans when an NF's traffic changes by more than 10%; at most once a second here
   // so measurement noise cannot make it thrash.
   if (!moved || (last_plan_ns_ && now - last_plan_ns_ < 1'000'000'000ull)) return;
-  double total = 0;
+  double total = 0, planned = 0;
   for (const auto& c : node_pps)
     for (double v : c) total += v;
-  if (total <= 0) return;
+  for (const auto& c : planned_pps_)
+    for (double v : c) planned += v;
+  // Traffic that all but stopped (the source ended or stalled) keeps the plan: planning for it
+  // would shrink every partition only to grow them back when traffic resumes, and at the end of
+  // a run it left the report naming a plan that carried no traffic.
+  if (total <= 0 || total < 0.05 * planned) return;
   if (plan_gnet(node_pps, frame_bytes)) {
     planned_pps_ = node_pps;
     last_plan_ns_ = now;
