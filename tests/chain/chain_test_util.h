@@ -23,14 +23,15 @@ inline std::string write_file(const std::filesystem::path& path, const std::stri
   return path.string();
 }
 
-// The two outbound SAs the chain tests' IPsec gateways use (YAML list items, 6 spaces in).
-inline std::string test_esp_sas() {
+// The two outbound SAs the chain tests' IPsec gateways use (YAML list items, 6 spaces in); the
+// second matches `second_match` (default: all the rest).
+inline std::string test_esp_sas(const std::string& second_match = "0.0.0.0/0") {
   return "      - {spi: 0x3001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: "
          "7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 192.168.1.1, remote: 10.52.0.1, match: "
          "200.57.7.0/24}\n"
          "      - {spi: 0x3002, enc_key: 91b3d5f7092b4d6f8193a5c7e9fb1d3fc0ffee02, auth_key: "
-         "0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 192.168.1.1, remote: 10.1.0.1, match: "
-         "0.0.0.0/0}\n";
+         "0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 192.168.1.1, remote: 10.1.0.1, match: " +
+         second_match + "}\n";
 }
 
 // G-NET's S_d (firewall, IPsec outbound, NIDS, router) over the SIP capture into two discard

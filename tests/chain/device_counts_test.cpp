@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <memory>
+#include <utility>
 #include <string>
 
 #include "chain/executor.h"
@@ -45,13 +47,8 @@ std::string chain_config(const std::string& dir_name, const std::string& nids_ex
                     "    type: ipsec\n"
                     "    direction: outbound\n"
                     "    bypass: true\n"
-                    "    sas:\n"
-                    "      - {spi: 0x3001, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee01, auth_key: "
-                    "7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f60, local: 192.168.1.1, remote: 10.52.0.1, match: "
-                    "200.57.7.0/24}\n"
-                    "      - {spi: 0x3002, enc_key: 91b3d5f7092b4d6f8193a5c7e9fb1d3fc0ffee02, auth_key: "
-                    "0d1c2b3a49586776859a4b3c2d1e0f1a2b3c4d5e, local: 192.168.1.1, remote: 10.1.0.1, match: "
-                    "198.18.0.0/15}\n"
+                    "    sas:\n" +
+                    testing::test_esp_sas("198.18.0.0/15") +
                     "  - name: ids\n"
                     "    type: nids\n"
                     "    rules: [" + d + "/data/nids/et_open_2024-04-21/emerging-web_server.rules.gz, " + d +
@@ -81,6 +78,16 @@ void expect_same_reports(const RunStats& cpu, const RunStats& gpu) {
   }
 }
 
+// The configuration on the CPU backend, then on the GPU backend (whose configuration, with its
+// NFs, stays in `gpu_rc`).
+std::pair<RunStats, RunStats> run_both(const std::string& cfg, std::unique_ptr<RuntimeConfig>& gpu_rc) {
+  RuntimeConfig cpu_rc = load_runtime_config(cfg);
+  gpu_rc = std::make_unique<RuntimeConfig>(load_runtime_config(cfg));
+  RunStats cpu = run(cpu_rc, RunOptions{Backend::cpu, 0, nullptr});
+  RunStats gpu = run(*gpu_rc, RunOptions{Backend::gpu, 0, nullptr});
+  return {std::move(cpu), std::move(gpu)};
+}
+
 // What the traffic must have made the NFs count, so equal reports are not equal zeros.
 void expect_counted(const RunStats& s) {
   const nlohmann::json& fw = s.nf_reports[0];
@@ -104,39 +111,33 @@ TEST(DeviceCounts, TrafficGivesEveryCounterWork) {
 
 TEST(DeviceCounts, ChainsCountedOnTheDeviceEqualCpu) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  const std::string cfg = chain_config("device-counts", "", "");
-  RuntimeConfig a = load_runtime_config(cfg), b = load_runtime_config(cfg);
-  RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
-  RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
+  std::unique_ptr<RuntimeConfig> b;
+  auto [cpu, gpu] = run_both(chain_config("device-counts", "", ""), b);
   expect_counted(cpu);
   expect_same_reports(cpu, gpu);
   // Every counting NF took the offer; the router collects nothing either way.
-  for (const auto& nf : b.nfs) EXPECT_FALSE(nf->collects()) << nf->name();
+  for (const auto& nf : b->nfs) EXPECT_FALSE(nf->collects()) << nf->name();
 }
 
 TEST(DeviceCounts, EveryPolicyEqualsCpu) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
   for (const char* policy : {"temporal", "fair", "unco"}) {
-    const std::string cfg = chain_config(std::string("device-counts-") + policy, "",
-                                         std::string(", scheduler: ") + policy);
-    RuntimeConfig a = load_runtime_config(cfg), b = load_runtime_config(cfg);
-    RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
-    RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
     SCOPED_TRACE(policy);
+    std::unique_ptr<RuntimeConfig> b;
+    auto [cpu, gpu] = run_both(chain_config(std::string("device-counts-") + policy, "",
+                                            std::string(", scheduler: ") + policy), b);
     expect_same_reports(cpu, gpu);
   }
 }
 
 TEST(DeviceCounts, NidsWithAnAlertLogCollectsOnTheHost) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  const std::string cfg = chain_config("device-counts-log", "    alerts: alerts.json\n", "");
-  RuntimeConfig a = load_runtime_config(cfg), b = load_runtime_config(cfg);
-  RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
-  RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
+  std::unique_ptr<RuntimeConfig> b;
+  auto [cpu, gpu] = run_both(chain_config("device-counts-log", "    alerts: alerts.json\n", ""), b);
   expect_counted(cpu);
   expect_same_reports(cpu, gpu);
-  EXPECT_FALSE(b.nfs[0]->collects());
-  EXPECT_TRUE(b.nfs[2]->collects());  // the log's lines stay in packet order on the host
+  EXPECT_FALSE(b->nfs[0]->collects());
+  EXPECT_TRUE(b->nfs[2]->collects());  // the log's lines stay in packet order on the host
 }
 
 }  // namespace
