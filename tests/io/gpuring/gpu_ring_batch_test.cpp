@@ -51,6 +51,15 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
   std::vector<uint8_t> verdict(capacity);
   uint64_t packets = 0, dropped = 0, out_of_order = 0;
   bool drained = true;
+  // Copies go through a stream of their own, each waited for: a cudaMemcpy from pageable memory
+  // to the device may return before the data lands, and the tx loop read a stale verdict once
+  // (one packet counted as an NF drop the test had not made). Made before the ring kernel runs.
+  cudaStream_t copies = nullptr;
+  ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&copies, cudaStreamNonBlocking));
+  auto copy = [&](void* to, const void* from, size_t bytes, cudaMemcpyKind kind) {
+    EXPECT_EQ(cudaSuccess, cudaMemcpyAsync(to, from, bytes, kind, copies));
+    EXPECT_EQ(cudaSuccess, cudaStreamSynchronize(copies));
+  };
   {
     auto runner = launch_gpu_ring_batch_runner(rings, batches, 0);
     nic.start();
@@ -61,14 +70,14 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
       RingBatches::Ready r;
       if (!batches.take_ready(r)) return false;
       uint8_t* base = batches.batch_base(r);
-      EXPECT_EQ(cudaSuccess, cudaMemcpy(seq.data(), base + bv.off_seq, r.count * 8, cudaMemcpyDeviceToHost));
+      copy(seq.data(), base + bv.off_seq, r.count * 8, cudaMemcpyDeviceToHost);
       for (uint32_t i = 0; i < r.count; ++i) {
         out_of_order += seq[i] != next_seq[r.ring];
         next_seq[r.ring] = seq[i] + rings_n;
         verdict[i] = seq[i] % 5 == 0 ? static_cast<uint8_t>(DropReason::no_route) : 0;
         dropped += verdict[i] != 0;
       }
-      EXPECT_EQ(cudaSuccess, cudaMemcpy(base + bv.off_verdict, verdict.data(), r.count, cudaMemcpyHostToDevice));
+      copy(base + bv.off_verdict, verdict.data(), r.count, cudaMemcpyHostToDevice);
       packets += r.count;
       batches.hand_done(r);
       return true;
@@ -93,6 +102,7 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
     EXPECT_TRUE(runner->wait(20)) << rings.describe_registers();
   }
   nic.join();
+  cudaStreamDestroy(copies);
   ASSERT_TRUE(drained) << rings.describe_registers();
   EXPECT_EQ(nic.stats().offered, n);
   EXPECT_EQ(packets, n);
