@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "core/batch.h"
+#include "core/word_access.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_counters.h"
 #include "gpu/stream.h"
@@ -15,11 +16,21 @@
 namespace gpunfv {
 
 // Little-endian word `word` of packet i's slice [offset, ...) of the results record, as NFs
-// store them (CollectScan::word's device twin); bounds-checked through IsoSpan.
+// store them (CollectScan::word's device twin); bounds-checked through IsoSpan, one aligned load
+// (result strides and slices are multiples of 4 bytes).
 __device__ __forceinline__ uint32_t result_word(const BatchView& b, uint32_t i, uint32_t offset,
                                                 uint32_t word) {
-  IsoSpan<uint8_t> r = b.results.subspan(size_t(i) * b.result_stride + offset + 4 * word, 4);
-  return uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) | (uint32_t(r[3]) << 24);
+  return words::load_aligned(b.results.subspan(size_t(i) * b.result_stride + offset + 4 * word, 4).framework_data());
+}
+
+// A count kernel's grid on s: blocks of whole warps (the warp-wide adds need all 32 lanes), one
+// thread per packet, at most s.max_blocks.
+inline dim3 count_grid(uint32_t count, const GpuStream& s, dim3& block) {
+  const int threads = std::max(32, s.threads_per_block / 32 * 32);
+  int blocks = static_cast<int>((count + threads - 1) / threads);
+  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
+  block = dim3(threads);
+  return dim3(blocks);
 }
 
 template <typename SlotOf>
@@ -34,15 +45,14 @@ __global__ void count_packets_kernel(BatchView b, DeviceCountersRef counts, Slot
   }
 }
 
-// Launches the count on s after the NF's kernels; blocks of whole warps, at most s.max_blocks.
+// Launches the count on s after the NF's kernels (count_grid).
 template <typename SlotOf>
 void launch_count_packets(const BatchView& b, const DeviceCountersRef& counts, SlotOf slot_of,
                           const GpuStream& s) {
   if (b.count == 0) return;
-  const int threads = std::max(32, s.threads_per_block / 32 * 32);
-  int blocks = static_cast<int>((b.count + threads - 1) / threads);
-  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  count_packets_kernel<<<blocks, threads, 0, s.stream>>>(b, counts, slot_of);
+  dim3 block;
+  const dim3 grid = count_grid(b.count, s, block);
+  count_packets_kernel<<<grid, block, 0, s.stream>>>(b, counts, slot_of);
   GPUNFV_CUDA(cudaGetLastError());
 }
 

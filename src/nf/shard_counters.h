@@ -26,6 +26,11 @@ class ShardCounters {
   uint32_t lanes() const { return lanes_; }
   size_t slots() const { return slots_; }
 
+  // Adds counts[k] to slot k (counted elsewhere, e.g. on the device), for k < counts.size().
+  void add(const std::vector<uint64_t>& counts) {
+    for (size_t k = 0; k < counts.size() && k < slots_; ++k) data_[k] += counts[k];
+  }
+
   uint64_t total(size_t slot) const {
     uint64_t n = 0;
     for (size_t base = 0; base < data_.size(); base += shard_stride_)

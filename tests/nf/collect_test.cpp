@@ -19,6 +19,7 @@
 #include "nf/firewall/firewall.h"
 #include "nf/ipsec/ipsec.h"
 #include "nf/nids/nids.h"
+#include "nf/shard_counters.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
 
@@ -102,6 +103,17 @@ nlohmann::json report_of(const NetworkFunction& nf) {
   nlohmann::json j;
   nf.report(j);
   return j;
+}
+
+// Counts taken elsewhere (the device's, at the end of a GPU run) add to what the shards counted.
+TEST(Collect, ShardCountersAddCountsFromElsewhere) {
+  ShardCounters c(2, 4, 3);
+  c.shard(1)[1 * 3 + 2] = 5;  // shard 1, lane 1, slot 2
+  c.add({7, 0, 1});
+  c.add({1, 2});
+  EXPECT_EQ(c.total(0), 8u);
+  EXPECT_EQ(c.total(1), 2u);
+  EXPECT_EQ(c.total(2), 6u);
 }
 
 TEST(Collect, EveryNfCountsAsItsPerPacketReference) {

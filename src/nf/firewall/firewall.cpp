@@ -117,10 +117,7 @@ bool Firewall::count_on_device() {
 
 void Firewall::finish() {
 #if GPUNFV_HAVE_CUDA
-  if (!device_counts_) return;
-  const std::vector<uint64_t> taken = device_counts_->take();
-  uint64_t* lane0 = counts_.shard(0);
-  for (size_t slot = 0; slot < taken.size(); ++slot) lane0[slot] += taken[slot];
+  if (device_counts_) counts_.add(device_counts_->take());
 #endif
 }
 

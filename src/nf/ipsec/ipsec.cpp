@@ -173,10 +173,7 @@ bool IpsecGateway::count_on_device() {
 
 void IpsecGateway::finish() {
 #if GPUNFV_HAVE_CUDA
-  if (!device_counts_) return;
-  const std::vector<uint64_t> taken = device_counts_->take();
-  uint64_t* lane0 = sa_packets_.shard(0);
-  for (size_t sa = 0; sa < taken.size(); ++sa) lane0[sa] += taken[sa];
+  if (device_counts_) sa_packets_.add(device_counts_->take());
 #endif
 }
 

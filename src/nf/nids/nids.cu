@@ -220,10 +220,9 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
               device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   GPUNFV_CUDA(cudaGetLastError());
   if (device_counts_) {
-    const int threads = std::max(32, stream.threads_per_block / 32 * 32);
-    int count_blocks = int((device_batch.count + threads - 1) / threads);
-    if (stream.max_blocks > 0) count_blocks = std::min(count_blocks, stream.max_blocks);
-    nids_count_kernel<<<count_blocks, threads, 0, stream.stream>>>(
+    dim3 block;
+    const dim3 grid = count_grid(device_batch.count, stream, block);
+    nids_count_kernel<<<grid, block, 0, stream.stream>>>(
         device_batch, position, view.result_offset, uint32_t(rules_.rules.size()), device_counts_->ref());
     GPUNFV_CUDA(cudaGetLastError());
   }
