@@ -61,7 +61,7 @@ TEST(ForwardConfig, Defaults) {
   EXPECT_EQ(f.name, "in=>out");
   EXPECT_EQ(f.mode, ForwardMode::zerocopy);
   EXPECT_EQ(f.descriptor_batch, 8u);
-  EXPECT_EQ(f.latency_sample, 16u);
+  EXPECT_EQ(f.latency_sample, 64u);
   EXPECT_FALSE(f.integrity);
   EXPECT_EQ(f.route, nullptr);
   EXPECT_EQ(f.count_bytes, ByteCounting::exact);

@@ -122,7 +122,8 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
 //   loop stops; after a full burst it waits for more, at most flush_us from when the loop first
 //   saw it (the only other clock read, and only where descriptor_batch does not divide bursts).
 // The common turn (a burst in, all of it posted, nothing timed) touches only the loop's
-// counters: what timing, partial groups and port refusals need sits behind rarely taken branches.
+// counters, held in registers: what timing, partial groups and port refusals need sits behind
+// rarely taken branches.
 template <class Bursts>
 void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
@@ -165,31 +166,46 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
       st.result.latency.record(now - timed[t].ns, hi - lo);
     }
   };
+  // The common turn's counts stay in registers (a few loads and stores fewer per burst, which
+  // is what one core's loop between two rings is made of) and move into st before anything
+  // reads it: settle, publish, idle and the end of the loop.
+  uint64_t rx = 0, tx = 0, posts = 0;
+  uint32_t polls = 0, turns = 0, empty_polls = 0;
+  auto move_counts = [&] {
+    st.rx += rx, st.tx += tx, st.result.sent += tx, st.result.posts += posts;
+    rx = tx = posts = 0;
+  };
   // Posts pending[first, first + count): one tx descriptor post.
   auto post = [&](uint32_t first, uint32_t count) {
     void* const* group = pending.data() + first;
     uint32_t sent = io.tx(group, count);
     if (__builtin_expect(sent < count, 0)) sent = refused(group, count, sent);
-    ++st.result.posts;
-    st.tx += sent;
-    st.result.sent += sent;
+    ++posts;
+    tx += sent;
     if (__builtin_expect(ntimed != 0, 0)) record(first, sent);
+  };
+  // Where rx sums the frames' lengths: only while BurstBytes needs them (settle may stop it).
+  uint64_t got_bytes = 0;
+  uint64_t* lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
+  auto settle = [&] {
+    bytes.settle(st, pending.data(), waiting);
+    lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
   };
 
   for (;;) {
-    const bool stopping = st.check_stop() && (stop() || from_.rx_done());
-    uint64_t got_bytes = 0;
-    const uint32_t n = stopping ? 0 : io.rx(pending.data() + waiting, burst, bytes.per_frame() ? &got_bytes : nullptr);
+    // The stop word and the source's end are read every 16th poll, empty or not.
+    const bool stopping = (++polls & 15) == 0 && (stop() || from_.rx_done());
+    const uint32_t n = stopping ? 0 : io.rx(pending.data() + waiting, burst, lengths_to);
     if (n) {
-      st.rx += n;
-      bytes.received(got_bytes);
+      rx += n;
+      if (lengths_to) bytes.received(got_bytes), got_bytes = 0;
       if (__builtin_expect(--to_next_timed == 0, 0))
         timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every;
       waiting += n;
     }
     uint32_t posted = 0;
     while (waiting - posted >= db) post(posted, db), posted += db;
-    if (waiting > posted) {
+    if (__builtin_expect(waiting > posted, 0)) {
       if (stopping || n < burst) {
         post(posted, waiting - posted), posted = waiting;
       } else {
@@ -218,22 +234,31 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
     }
     if (stopping) break;
     if (n == 0) {
-      // The first kSpinPolls empty polls go straight back to the port (inline: between two
-      // cores the rate is frames in flight over the time an empty poll takes to see the next
-      // burst); the rest pause, publish, yield (idle()).
-      if (__builtin_expect(st.empty_polls + 1 < Loop::kSpinPolls, 1)) {
-        ++st.empty_polls;
+      // The first kSpinPolls empty polls in a row go straight back to the port (inline: between
+      // two cores the rate is frames in flight over the time an empty poll takes to see the
+      // next burst); the rest pause, publish, yield (idle()).
+      if (__builtin_expect(empty_polls + 1 < Loop::kSpinPolls, 1)) {
+        ++empty_polls;
         continue;
       }
-      if (st.publishes_when_idle()) bytes.settle(st, pending.data(), waiting);
+      move_counts();
+      st.empty_polls = empty_polls;
+      if (st.publishes_when_idle()) settle();
       idle(st);
-    } else if (st.busy_turn()) {
-      bytes.settle(st, pending.data(), waiting);
-      publish(st), st.empty_polls = 0;
-    } else if (bytes.calibrating() && (st.turns & 63) == 0) {
-      bytes.settle(st, pending.data(), waiting);  // compares the ports' counts, 64 bursts in
+      empty_polls = st.empty_polls;
+      continue;
+    }
+    // A turn that moved frames ends a run of empty polls (Loop::busy_turn).
+    empty_polls = 0;
+    if (__builtin_expect((++turns & 255) == 0, 0)) {
+      move_counts();
+      settle();
+      publish(st);
+    } else if (__builtin_expect(bytes.calibrating() && (turns & 63) == 0, 0)) {
+      settle();  // compares the ports' counts, 64 bursts in
     }
   }
+  move_counts();
   bytes.settle(st, pending.data(), waiting);
   st.result.byte_counts = bytes.source_name();
 }

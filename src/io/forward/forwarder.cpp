@@ -235,7 +235,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
     if (n == 0)
       idle(st);
     else if (st.busy_turn())
-      publish(st), st.empty_polls = 0;
+      publish(st);
   }
 }
 
@@ -321,7 +321,7 @@ void Forwarder::run_copy(const std::function<bool()>& stop, Loop& st) {
     if (n == 0)
       idle(st);
     else if (st.busy_turn())
-      publish(st), st.empty_polls = 0;
+      publish(st);
   }
   to_.flush();
 }
