@@ -45,6 +45,7 @@
 #include <thread>
 
 #include "chain/forward_config.h"
+#include "forward_bench/bare_io_loop.h"
 #include "core/clock.h"
 #include "core/config_node.h"
 #include "io/dpdk_port.h"
@@ -143,6 +144,27 @@ void pin(int cpu) {
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+// The measured window of a row, after a 300 ms warm-up: packets `sent()` grew by, seconds, and
+// CPU cores this process used meanwhile (getrusage).
+struct Window {
+  uint64_t packets = 0;
+  double seconds = 0, cores = 0;
+};
+Window measure(const std::function<uint64_t()>& sent, double seconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up
+  rusage r0{}, r1{};
+  getrusage(RUSAGE_SELF, &r0);
+  const uint64_t n0 = sent(), t0 = monotonic_ns();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const uint64_t n1 = sent(), t1 = monotonic_ns();
+  getrusage(RUSAGE_SELF, &r1);
+  Window w;
+  w.packets = n1 - n0;
+  w.seconds = (t1 - t0) / 1e9;
+  w.cores = (cpu_seconds(r1) - cpu_seconds(r0)) / w.seconds;
+  return w;
+}
+
 // Two ports, a forward each way on its own pinned thread; or, with `one_port`, one port whose
 // frames a single forward on one thread sends back to it (the per-core cost alone, no traffic
 // between cores; testpmd: one port, --port-topology=loop, one forwarding core).
@@ -166,26 +188,18 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
   auto should_stop = [&] { return stop.load(std::memory_order_relaxed); };
   std::thread t1([&] { pin(cpus[0]); f1.run(should_stop); }), t2;
   if (!one_port) t2 = std::thread([&] { pin(cpus[1 % cpus.size()]); f2.run(should_stop); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up
-  rusage r0{}, r1{};
-  getrusage(RUSAGE_SELF, &r0);
-  auto sent = [&] { return one_port ? ca.tx_packets.load() : ca.tx_packets + cb.tx_packets; };
-  const uint64_t n0 = sent(), t0 = monotonic_ns();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const uint64_t n1 = sent(), t1n = monotonic_ns();
-  getrusage(RUSAGE_SELF, &r1);
+  const Window w = measure([&] { return one_port ? ca.tx_packets.load() : ca.tx_packets + cb.tx_packets; }, seconds);
   stop = true;
   t1.join();
   if (t2.joinable()) t2.join();
-  const double dt = (t1n - t0) / 1e9;
   Row row;
   row.what = mode == ForwardMode::copy ? "gpunfv copy"
              : count_bytes == ByteCounting::off ? "gpunfv zc bytes-off" : "gpunfv zero-copy";
   row.size = size;
   row.descriptor_batch = db;
-  row.mpps = (n1 - n0) / dt / 1e6;
+  row.mpps = w.packets / w.seconds / 1e6;
   row.gbps = row.mpps * 1e6 * size * 8 / 1e9;
-  row.cores = (cpu_seconds(r1) - cpu_seconds(r0)) / dt;
+  row.cores = w.cores;
   const uint64_t pkts = f1.result().sent + (one_port ? 0 : f2.result().sent);
   row.packets = pkts;
   row.timed = f1.result().latency.count() + f2.result().latency.count();
@@ -208,6 +222,35 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
     for (int r = 1; r < kDropReasonCount; ++r)
       if (uint64_t n = f->result().drops.by_reason[r])
         row.note += fmt::format(" {} {}", n, drop_reason_name(DropReason(r)));
+  return row;
+}
+
+// testpmd io's loop alone (bench/forward_bench/bare_io_loop.h) on the same kind of ports and
+// threads as run_gpunfv: what our forward's bookkeeping costs, apart from the process around it.
+Row run_bare(uint32_t size, double seconds, const std::vector<int>& cpus, bool one_port) {
+  auto a = ring_port(0), b = one_port ? nullptr : ring_port(1);
+  Port& pb = one_port ? *a : *b;
+  seed(*a, size);
+  if (!one_port) seed(pb, size);
+  const int ia = a->zero_copy()->zc_ethdev_port(), ib = pb.zero_copy()->zc_ethdev_port();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> s1{0}, s2{0};
+  std::thread t1([&] { pin(cpus[0]); bench::bare_io_loop(uint16_t(ia), uint16_t(ib), stop, s1); }), t2;
+  if (!one_port)
+    t2 = std::thread([&] { pin(cpus[1 % cpus.size()]); bench::bare_io_loop(uint16_t(ib), uint16_t(ia), stop, s2); });
+  const Window w = measure([&] { return s1 + s2; }, seconds);
+  stop = true;
+  t1.join();
+  if (t2.joinable()) t2.join();
+  Row row;
+  row.what = "bare io loop";
+  row.size = size;
+  row.descriptor_batch = 32;
+  row.mpps = w.packets / w.seconds / 1e6;
+  row.gbps = row.mpps * 1e6 * size * 8 / 1e9;
+  row.cores = w.cores;
+  row.packets = s1 + s2;
+  row.note = "testpmd io's loop in forward_bench (no counts, no latency)";
   return row;
 }
 
@@ -327,7 +370,8 @@ std::string table(const std::vector<Row>& rows) {
                               "p50 ns", "p90 ns", "p99 ns", "p99.9 ns", "zc/copy", "zc/tpmd", "note");
   for (const Row& r : rows) {
     std::string ratio_copy = "", ratio_tpmd = "";
-    if ((r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off") && r.descriptor_batch == 32)
+    if ((r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off" || r.what == "bare io loop") &&
+        r.descriptor_batch == 32)
       for (const Row& o : rows)
         if (o.size == r.size && o.mpps > 0) {
           if (o.what == "gpunfv copy") ratio_copy = fmt::format("{:.2f}x", r.mpps / o.mpps);
@@ -357,7 +401,7 @@ int main(int argc, char** argv) {
   std::string testpmd = "dpdk-testpmd", out_dir;
   std::vector<int> cpus = {0, 1};
   int rounds = 3;
-  bool one_port = false, no_copy = false, no_sweep = false;
+  bool one_port = false, no_copy = false, no_sweep = false, bare_loop = false;
   uint32_t latency_sample = ForwardSpec{}.latency_sample;
   std::vector<std::string> count_bytes = {"exact", "off"};
   app.add_option("--sizes", sizes, "Frame sizes (bytes, without FCS)")->delimiter(',');
@@ -379,6 +423,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-copy", no_copy, "Leave the copy forward's rows out");
   app.add_flag("--no-sweep", no_sweep, "Leave the descriptor-batch sweep out");
+  app.add_flag("--bare-loop", bare_loop,
+               "Add rows of testpmd io's loop alone, built into this binary, on the same ports and "
+               "threads: our forward's bookkeeping apart from what surrounds either loop");
   std::string host;
   app.add_option("--host", host, "Name of this host in the header and results.json "
                                  "(default: its hostname)");
@@ -425,6 +472,7 @@ int main(int argc, char** argv) {
       });
     }
     if (!no_copy) m.push_back([&] { return run_gpunfv(ForwardMode::copy, size, 32, seconds, cpus, one_port, latency_sample); });
+    if (bare_loop) m.push_back([&] { return run_bare(size, seconds, cpus, one_port); });
     if (!testpmd.empty()) m.push_back([&] { return run_testpmd(testpmd, size, seconds, cpus, one_port); });
     std::vector<Row> got = best_of(m);
     rows.insert(rows.end(), got.begin(), got.end());

@@ -33,9 +33,11 @@ if(GPUNFV_DPDK_PORT AND DPDK_FOUND)
   if(ok)
     set(GPUNFV_HAVE_DPDK_PORT 1)
     # The dpdk port, the EAL start they share with a gpuring port's real NIC, and that NIC;
-    # the handle-burst forward, which calls DPDK's inline burst functions between two dpdk ports.
+    # the handle-burst forward, which calls DPDK's inline burst functions between two dpdk ports;
+    # forward_bench's bare testpmd-style loop, which does too.
     set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_port.cpp
                                 ${CMAKE_CURRENT_SOURCE_DIR}/src/io/forward/forward_bursts.cpp
+                                ${CMAKE_CURRENT_SOURCE_DIR}/bench/forward_bench/bare_io_loop.cpp
                                 ${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_eal.cpp
                                 ${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/dpdk_nic.cpp PROPERTIES
       INCLUDE_DIRECTORIES "${DPDK_INCLUDE_DIRS}"

@@ -15,6 +15,7 @@
 # (FORWARD_HOST names the results folder). Without testpmd the testpmd rows are left out
 # (TESTPMD=''). Extra options go to forward_bench, e.g. --seconds 2 --rounds 2, --one-port (one
 # port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep,
+# --bare-loop (rows of testpmd io's loop alone, built into forward_bench, on the same ports),
 # --count-bytes exact,off (the zero-copy rows: bytes counted exactly, and count_bytes: off, which
 # reads no frame, as testpmd io; both by default).
 set -euo pipefail

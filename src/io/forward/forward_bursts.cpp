@@ -100,12 +100,127 @@ struct EthdevBursts {
 
 }  // namespace
 
+// The counts a burst loop keeps in locals (registers, where the compiler can) and moves into
+// its Loop only before something reads it: settle, publish, idle, the end of the loop.
+struct Forwarder::BurstTally {
+  uint64_t rx = 0, tx = 0, posts = 0;
+  uint32_t polls = 0, turns = 0, empty_polls = 0;
+
+  // The stop word and the source's end are read every 16th poll, empty or not.
+  bool stop_check_due() { return (++polls & 15) == 0; }
+  // An empty poll: the first kSpinPolls in a row go straight back to the port (between two
+  // cores the rate is frames in flight over the time an empty poll takes to see the next
+  // burst); false after that (end_spin).
+  bool spin() { return ++empty_polls < Loop::kSpinPolls; }
+  void move_into(Loop& st) {
+    st.rx += rx, st.tx += tx, st.result.sent += tx, st.result.posts += posts;
+    rx = tx = posts = 0;
+  }
+};
+
+template <class Settle>
+void Forwarder::end_spin(BurstTally& t, Loop& st, Settle&& settle) {
+  t.move_into(st);
+  st.empty_polls = t.empty_polls - 1;  // idle() counts this poll
+  if (st.publishes_when_idle()) settle();
+  idle(st);
+  t.empty_polls = st.empty_polls;
+}
+
+// A busy turn ends a run of empty polls (Loop::busy_turn); every 256 the counts go out, and
+// while the byte source calibrates the bytes settle every 64 (comparing the ports' counts).
+template <class Settle>
+void Forwarder::end_busy_turn(BurstTally& t, Loop& st, bool calibrating, Settle&& settle) {
+  t.empty_polls = 0;
+  if (__builtin_expect((++t.turns & 255) == 0, 0)) {
+    t.move_into(st);
+    settle();
+    publish(st);
+  } else if (__builtin_expect(calibrating && (t.turns & 63) == 0, 0)) {
+    settle();
+  }
+}
+
 void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
+  // Where descriptor_batch divides burst (8 or 32 of 32, the defaults and testpmd's shape), every
+  // turn posts all it received: a short burst at once, a full one in whole groups. That loop
+  // keeps nothing between turns and is leaner (bench/results/forward-h200host-s17).
+  const bool whole = spec_.burst % spec_.descriptor_batch == 0;
 #if GPUNFV_HAVE_DPDK_PORT
   const int in = zc_from_->zc_ethdev_port(), out = zc_to_->zc_ethdev_port();
-  if (in >= 0 && out >= 0) return run_bursts(EthdevBursts{uint16_t(in), uint16_t(out)}, stop, st);
+  if (in >= 0 && out >= 0) {
+    const EthdevBursts io{uint16_t(in), uint16_t(out)};
+    return whole ? run_whole_bursts(io, stop, st) : run_bursts(io, stop, st);
+  }
 #endif
-  run_bursts(VirtualBursts{*zc_from_, *zc_to_}, stop, st);
+  const VirtualBursts io{*zc_from_, *zc_to_};
+  whole ? run_whole_bursts(io, stop, st) : run_bursts(io, stop, st);
+}
+
+// run_bursts where descriptor_batch divides burst, so no frame waits for a later turn (no
+// pending frames, no flush timer): a turn is an rx burst and its posts, with the counts in
+// registers, as lean as dpdk-testpmd io's loop plus the counts. Latency: one rx burst in
+// latency_sample is timed from its poll to after each of its posts, as in run_bursts.
+template <class Bursts>
+void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
+  const LoopClock& clock = loop_clock();
+  ZeroCopyIo& in = *zc_from_;
+  ZeroCopyIo& out = *zc_to_;
+  const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
+  const uint32_t sample_every = std::max<uint32_t>(spec_.latency_sample, 1);
+  std::vector<void*> frames(burst);
+  BurstBytes bytes(in, out, spec_.count_bytes);
+  st.result.latency_sample = sample_every;
+  BurstTally tally;
+  uint32_t to_next_timed = 1;
+  uint64_t got_bytes = 0;
+  uint64_t* lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
+  auto settle = [&] {
+    bytes.settle(st, frames.data(), 0);
+    lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
+  };
+  // One post of frames[first, first + count); what the port refuses is retried, then freed and
+  // counted (port_tx_error), as in run_bursts.
+  auto post = [&](uint32_t first, uint32_t count) {
+    void* const* group = frames.data() + first;
+    uint32_t sent = io.tx(group, count);
+    if (__builtin_expect(sent < count, 0)) {
+      for (int tries = 1; sent < count && tries < 1000; ++tries) sent += io.tx(group + sent, count - sent);
+      if (sent < count) {
+        bytes.lost(group + sent, count - sent);
+        in.zc_free_handles(group + sent, count - sent);
+        st.drop(DropReason::port_tx_error, count - sent);
+      }
+    }
+    ++tally.posts;
+    tally.tx += sent;
+    return sent;
+  };
+
+  for (;;) {
+    if (tally.stop_check_due() && (stop() || from_.rx_done())) break;
+    const uint32_t n = io.rx(frames.data(), burst, lengths_to);
+    if (n == 0) {
+      if (__builtin_expect(!tally.spin(), 0)) end_spin(tally, st, settle);
+      continue;
+    }
+    tally.rx += n;
+    if (lengths_to) bytes.received(got_bytes), got_bytes = 0;
+    if (__builtin_expect(--to_next_timed == 0, 0)) {
+      to_next_timed = sample_every;
+      const uint64_t polled = clock.now();
+      for (uint32_t first = 0; first < n; first += db) {
+        const uint32_t sent = post(first, std::min(db, n - first));
+        if (sent) st.result.latency.record(clock.now() - polled, sent);
+      }
+    } else {
+      for (uint32_t first = 0; first < n; first += db) post(first, std::min(db, n - first));
+    }
+    end_busy_turn(tally, st, bytes.calibrating(), settle);
+  }
+  tally.move_into(st);
+  bytes.settle(st, frames.data(), 0);
+  st.result.byte_counts = bytes.source_name();
 }
 
 // Zero-copy by handle bursts: rx_burst fills `pending` behind the frames still waiting, tx_burst
@@ -166,22 +281,14 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
       st.result.latency.record(now - timed[t].ns, hi - lo);
     }
   };
-  // The common turn's counts stay in registers (a few loads and stores fewer per burst, which
-  // is what one core's loop between two rings is made of) and move into st before anything
-  // reads it: settle, publish, idle and the end of the loop.
-  uint64_t rx = 0, tx = 0, posts = 0;
-  uint32_t polls = 0, turns = 0, empty_polls = 0;
-  auto move_counts = [&] {
-    st.rx += rx, st.tx += tx, st.result.sent += tx, st.result.posts += posts;
-    rx = tx = posts = 0;
-  };
+  BurstTally tally;
   // Posts pending[first, first + count): one tx descriptor post.
   auto post = [&](uint32_t first, uint32_t count) {
     void* const* group = pending.data() + first;
     uint32_t sent = io.tx(group, count);
     if (__builtin_expect(sent < count, 0)) sent = refused(group, count, sent);
-    ++posts;
-    tx += sent;
+    ++tally.posts;
+    tally.tx += sent;
     if (__builtin_expect(ntimed != 0, 0)) record(first, sent);
   };
   // Where rx sums the frames' lengths: only while BurstBytes needs them (settle may stop it).
@@ -194,10 +301,10 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
 
   for (;;) {
     // The stop word and the source's end are read every 16th poll, empty or not.
-    const bool stopping = (++polls & 15) == 0 && (stop() || from_.rx_done());
+    const bool stopping = tally.stop_check_due() && (stop() || from_.rx_done());
     const uint32_t n = stopping ? 0 : io.rx(pending.data() + waiting, burst, lengths_to);
     if (n) {
-      rx += n;
+      tally.rx += n;
       if (lengths_to) bytes.received(got_bytes), got_bytes = 0;
       if (__builtin_expect(--to_next_timed == 0, 0))
         timed[ntimed++] = Timed{waiting, waiting + n, clock.now()}, to_next_timed = sample_every;
@@ -234,31 +341,12 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
     }
     if (stopping) break;
     if (n == 0) {
-      // The first kSpinPolls empty polls in a row go straight back to the port (inline: between
-      // two cores the rate is frames in flight over the time an empty poll takes to see the
-      // next burst); the rest pause, publish, yield (idle()).
-      if (__builtin_expect(empty_polls + 1 < Loop::kSpinPolls, 1)) {
-        ++empty_polls;
-        continue;
-      }
-      move_counts();
-      st.empty_polls = empty_polls;
-      if (st.publishes_when_idle()) settle();
-      idle(st);
-      empty_polls = st.empty_polls;
+      if (__builtin_expect(!tally.spin(), 0)) end_spin(tally, st, settle);
       continue;
     }
-    // A turn that moved frames ends a run of empty polls (Loop::busy_turn).
-    empty_polls = 0;
-    if (__builtin_expect((++turns & 255) == 0, 0)) {
-      move_counts();
-      settle();
-      publish(st);
-    } else if (__builtin_expect(bytes.calibrating() && (turns & 63) == 0, 0)) {
-      settle();  // compares the ports' counts, 64 bursts in
-    }
+    end_busy_turn(tally, st, bytes.calibrating(), settle);
   }
-  move_counts();
+  tally.move_into(st);
   bytes.settle(st, pending.data(), waiting);
   st.result.byte_counts = bytes.source_name();
 }

@@ -78,6 +78,13 @@ class Forwarder {
   void run_handle_bursts(const std::function<bool()>& stop, Loop& st);
   template <class Bursts>  // how a burst moves (forward_bursts.cpp)
   void run_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
+  template <class Bursts>  // the same where descriptor_batch divides burst: no frame waits
+  void run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
+  struct BurstTally;  // what both burst loops count in locals between publishes
+  template <class Settle>  // after kSpinPolls empty polls in a row: pause, publish, yield
+  void end_spin(BurstTally& t, Loop& st, Settle&& settle);
+  template <class Settle>  // after a turn that moved frames: settle bytes, publish when due
+  void end_busy_turn(BurstTally& t, Loop& st, bool calibrating, Settle&& settle);
   void run_zero_copy(const std::function<bool()>& stop, Loop& st);
   void run_copy(const std::function<bool()>& stop, Loop& st);
   // Routing and the rx-side checksum of one frame; false (and `why`) if it is dropped.

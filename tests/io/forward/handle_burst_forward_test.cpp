@@ -2,6 +2,7 @@
 // between ports that offer handle bursts but are not DPDK ethdevs): an in-memory port whose
 // handles are frames of known length. Packets exact in every byte-counting mode, bytes exact or
 // marked not counted, frames the target refuses freed and counted with their reason.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -71,15 +72,22 @@ struct Outcome {
   uint64_t freed = 0;
 };
 
-void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, Outcome& r) {
+// Both loops: burst 7 with groups of 3 (frames wait for the next burst: run_bursts) and
+// burst 32 with groups of 8 (every turn posts all it got: run_whole_bursts).
+struct Shape {
+  uint32_t burst, descriptor_batch;
+};
+constexpr Shape kShapes[] = {{7, 3}, {32, 8}};
+
+void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, Shape shape, Outcome& r) {
   MemoryPort a("a", 0), b("b", 1);
   for (Frame& f : frames) a.rx_queue.push_back(&f);
   b.tx_room = tx_room;
   ForwardSpec spec;
   spec.name = "a=>b";
   spec.from = 0, spec.to = 1;
-  spec.burst = 7;
-  spec.descriptor_batch = 3;
+  spec.burst = shape.burst;
+  spec.descriptor_batch = shape.descriptor_batch;
   spec.count_bytes = counting;
   Forwarder fw(spec, a, b, r.from, r.to);
   EXPECT_TRUE(fw.handle_bursts());
@@ -93,10 +101,11 @@ TEST(HandleBurstForward, CountsPacketsExactlyAndBytesExactlyOrNotAtAll) {
   std::vector<Frame> frames;
   uint64_t bytes = 0;
   for (uint32_t i = 0; i < 1000; ++i) frames.push_back(Frame{60 + i % 1400}), bytes += 60 + i % 1400;
+  for (Shape shape : kShapes)
   for (ByteCounting counting : {ByteCounting::exact, ByteCounting::off}) {
-    SCOPED_TRACE(counting == ByteCounting::off ? "off" : "exact");
+    SCOPED_TRACE(fmt::format("{}, burst {}", counting == ByteCounting::off ? "off" : "exact", shape.burst));
     Outcome r;
-    forward(frames, counting, SIZE_MAX, r);
+    forward(frames, counting, SIZE_MAX, shape, r);
     EXPECT_EQ(r.from.rx_packets.load(), 1000u);
     EXPECT_EQ(r.to.tx_packets.load(), 1000u);
     EXPECT_EQ(r.from.forwarded.load(), 1000u);
@@ -117,10 +126,11 @@ TEST(HandleBurstForward, CountsPacketsExactlyAndBytesExactlyOrNotAtAll) {
 TEST(HandleBurstForward, FramesTheTargetRefusesAreFreedAndCounted) {
   std::vector<Frame> frames;
   for (uint32_t i = 0; i < 1000; ++i) frames.push_back(Frame{64 + i});
+  for (Shape shape : kShapes)
   for (ByteCounting counting : {ByteCounting::exact, ByteCounting::off}) {
-    SCOPED_TRACE(counting == ByteCounting::off ? "off" : "exact");
+    SCOPED_TRACE(fmt::format("{}, burst {}", counting == ByteCounting::off ? "off" : "exact", shape.burst));
     Outcome r;
-    forward(frames, counting, 500, r);
+    forward(frames, counting, 500, shape, r);
     EXPECT_EQ(r.from.rx_packets.load(), 1000u);
     EXPECT_EQ(r.to.tx_packets.load(), 500u);
     EXPECT_EQ(r.result.drops[DropReason::port_tx_error], 500u);
