@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -98,6 +99,7 @@ struct Row {
   uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool latency = false;
   std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
+  std::vector<double> round_mpps;  // every round's rate, in round order (the row keeps the best)
   std::string note;
 };
 
@@ -364,6 +366,23 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
   return row;
 }
 
+// The median over rounds of (this row's rate / testpmd's rate of the same round, same size);
+// 0 for other rows (copy, testpmd, the descriptor-batch sweep) or without testpmd's rounds.
+double paired_tpmd_ratio(const Row& r, const std::vector<Row>& rows) {
+  const bool ours = r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off" || r.what == "bare io loop";
+  if (!ours || r.descriptor_batch != 32 || r.round_mpps.empty()) return 0;
+  for (const Row& o : rows)
+    if (o.what == "dpdk-testpmd io" && o.size == r.size && o.round_mpps.size() == r.round_mpps.size()) {
+      std::vector<double> q;
+      for (size_t i = 0; i < r.round_mpps.size(); ++i)
+        if (o.round_mpps[i] > 0) q.push_back(r.round_mpps[i] / o.round_mpps[i]);
+      if (q.empty()) return 0;
+      std::sort(q.begin(), q.end());
+      return q.size() % 2 ? q[q.size() / 2] : (q[q.size() / 2 - 1] + q[q.size() / 2]) / 2;
+    }
+  return 0;
+}
+
 std::string table(const std::vector<Row>& rows) {
   std::string s = fmt::format("{:<19} {:>6} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
                               "forwarder", "bytes", "db", "Mpps", "Gbit/s", "cores", "Mpps/core", "copied B",
@@ -379,11 +398,13 @@ std::string table(const std::vector<Row>& rows) {
           if (o.what == "dpdk-testpmd io" && r.cores > 0 && o.cores > 0)
             ratio_tpmd += fmt::format(" ({:.2f}x/core)", (r.mpps / r.cores) / (o.mpps / o.cores));
         }
+    std::string note = r.note;
+    if (const double p = paired_tpmd_ratio(r, rows); p > 0) note = fmt::format("paired {:.2f}x; {}", p, note);
     auto lat = [&](uint64_t v) { return r.latency ? fmt::format("{}", v) : std::string("-"); };
     s += fmt::format("{:<19} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
                      r.what, r.size, r.descriptor_batch, r.mpps, r.gbps, r.cores,
                      r.cores > 0 ? r.mpps / r.cores : 0.0, r.copied_per_pkt,
-                     lat(r.p50), lat(r.p90), lat(r.p99), lat(r.p999), ratio_copy, ratio_tpmd, r.note);
+                     lat(r.p50), lat(r.p90), lat(r.p99), lat(r.p999), ratio_copy, ratio_tpmd, note);
   }
   return s;
 }
@@ -453,12 +474,18 @@ int main(int argc, char** argv) {
   // Each configuration runs `rounds` times, the configurations of a size in turn (zero-copy,
   // copy, testpmd, zero-copy, ...); the best round is kept. Other work on the host can only slow
   // a round down, so the best is the least disturbed, and turns spread a disturbance over all.
+  // The ratio to testpmd is also given as the median of the rounds' own ratios (`paired`): each
+  // pairs two runs next to each other in time, which a host whose speed drifts from one
+  // stretch of seconds to the next disturbs less than the two best rounds.
   auto best_of = [&](std::vector<std::function<Row()>> measures) {
     std::vector<Row> best(measures.size());
     for (int r = 0; r < rounds; ++r)
       for (size_t m = 0; m < measures.size(); ++m) {
         Row x = measures[m]();
+        std::vector<double> seen = std::move(best[m].round_mpps);
+        seen.push_back(x.mpps);
         if (r == 0 || x.mpps > best[m].mpps) best[m] = x;
+        best[m].round_mpps = std::move(seen);
       }
     return best;
   };
@@ -502,7 +529,9 @@ int main(int argc, char** argv) {
                    {"mpps_per_core", r.cores > 0 ? r.mpps / r.cores : 0.0},
                    {"copied_bytes_per_packet", r.copied_per_pkt}, {"latency_ns", r.latency ? nlohmann::json{{"p50", r.p50}, {"p90", r.p90}, {"p99", r.p99}, {"p999", r.p999}} : nlohmann::json()},
                    {"latency_cdf_ns", r.cdf}, {"packets", r.packets}, {"latency_timed", r.timed},
-                   {"latency_sample", r.latency_sample}, {"byte_counts", r.byte_counts}, {"note", r.note}});
+                   {"latency_sample", r.latency_sample}, {"byte_counts", r.byte_counts},
+                   {"round_mpps", r.round_mpps}, {"paired_testpmd_ratio", paired_tpmd_ratio(r, rows)},
+                   {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";
   }
   return 0;
