@@ -366,11 +366,17 @@ Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
   return row;
 }
 
+// The rows given a ratio to testpmd (and to the copy forward): the zero-copy ones and the bare
+// loop, at testpmd's 32 frames per post (not the descriptor-batch sweep).
+bool compared_with_testpmd(const Row& r) {
+  return (r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off" || r.what == "bare io loop") &&
+         r.descriptor_batch == 32;
+}
+
 // The median over rounds of (this row's rate / testpmd's rate of the same round, same size);
-// 0 for other rows (copy, testpmd, the descriptor-batch sweep) or without testpmd's rounds.
+// 0 for rows not compared with testpmd or without testpmd's rounds.
 double paired_tpmd_ratio(const Row& r, const std::vector<Row>& rows) {
-  const bool ours = r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off" || r.what == "bare io loop";
-  if (!ours || r.descriptor_batch != 32 || r.round_mpps.empty()) return 0;
+  if (!compared_with_testpmd(r) || r.round_mpps.empty()) return 0;
   for (const Row& o : rows)
     if (o.what == "dpdk-testpmd io" && o.size == r.size && o.round_mpps.size() == r.round_mpps.size()) {
       std::vector<double> q;
@@ -389,8 +395,7 @@ std::string table(const std::vector<Row>& rows) {
                               "p50 ns", "p90 ns", "p99 ns", "p99.9 ns", "zc/copy", "zc/tpmd", "note");
   for (const Row& r : rows) {
     std::string ratio_copy = "", ratio_tpmd = "";
-    if ((r.what == "gpunfv zero-copy" || r.what == "gpunfv zc bytes-off" || r.what == "bare io loop") &&
-        r.descriptor_batch == 32)
+    if (compared_with_testpmd(r))
       for (const Row& o : rows)
         if (o.size == r.size && o.mpps > 0) {
           if (o.what == "gpunfv copy") ratio_copy = fmt::format("{:.2f}x", r.mpps / o.mpps);

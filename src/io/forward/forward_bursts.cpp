@@ -118,6 +118,20 @@ struct Forwarder::BurstTally {
   }
 };
 
+// What the port did not take at once: up to 1000 tries in all, then the rest is freed and
+// counted (port_tx_error). Returns how many it took.
+template <class Bursts>
+uint32_t Forwarder::post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* const* group,
+                                 uint32_t count, uint32_t sent) {
+  for (int tries = 1; sent < count && tries < 1000; ++tries) sent += io.tx(group + sent, count - sent);
+  if (sent < count) {
+    bytes.lost(group + sent, count - sent);
+    zc_from_->zc_free_handles(group + sent, count - sent);
+    st.drop(DropReason::port_tx_error, count - sent);
+  }
+  return sent;
+}
+
 template <class Settle>
 void Forwarder::end_spin(BurstTally& t, Loop& st, Settle&& settle) {
   t.move_into(st);
@@ -179,19 +193,11 @@ void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, L
     bytes.settle(st, frames.data(), 0);
     lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
   };
-  // One post of frames[first, first + count); what the port refuses is retried, then freed and
-  // counted (port_tx_error), as in run_bursts.
+  // One post of frames[first, first + count) (post_refused where the port takes less).
   auto post = [&](uint32_t first, uint32_t count) {
     void* const* group = frames.data() + first;
     uint32_t sent = io.tx(group, count);
-    if (__builtin_expect(sent < count, 0)) {
-      for (int tries = 1; sent < count && tries < 1000; ++tries) sent += io.tx(group + sent, count - sent);
-      if (sent < count) {
-        bytes.lost(group + sent, count - sent);
-        in.zc_free_handles(group + sent, count - sent);
-        st.drop(DropReason::port_tx_error, count - sent);
-      }
-    }
+    if (__builtin_expect(sent < count, 0)) sent = post_refused(io, bytes, st, group, count, sent);
     ++tally.posts;
     tally.tx += sent;
     return sent;
@@ -260,17 +266,6 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
   BurstBytes bytes(in, out, spec_.count_bytes);
   st.result.latency_sample = sample_every;
 
-  // What the port did not take at once: up to 1000 tries in all, then the rest is freed and
-  // counted (port_tx_error). Returns how many it took.
-  auto refused = [&](void* const* group, uint32_t count, uint32_t sent) {
-    for (int tries = 1; sent < count && tries < 1000; ++tries) sent += io.tx(group + sent, count - sent);
-    if (sent < count) {
-      bytes.lost(group + sent, count - sent);
-      in.zc_free_handles(group + sent, count - sent);
-      st.drop(DropReason::port_tx_error, count - sent);
-    }
-    return sent;
-  };
   // One histogram update per timed burst with frames in pending[first, first + sent).
   auto record = [&](uint32_t first, uint32_t sent) {
     uint64_t now = 0;
@@ -286,7 +281,7 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
   auto post = [&](uint32_t first, uint32_t count) {
     void* const* group = pending.data() + first;
     uint32_t sent = io.tx(group, count);
-    if (__builtin_expect(sent < count, 0)) sent = refused(group, count, sent);
+    if (__builtin_expect(sent < count, 0)) sent = post_refused(io, bytes, st, group, count, sent);
     ++tally.posts;
     tally.tx += sent;
     if (__builtin_expect(ntimed != 0, 0)) record(first, sent);

@@ -81,6 +81,9 @@ class Forwarder {
   template <class Bursts>  // the same where descriptor_batch divides burst: no frame waits
   void run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
   struct BurstTally;  // what both burst loops count in locals between publishes
+  template <class Bursts>  // a post the port did not take whole: retry, then free and count
+  uint32_t post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* const* group, uint32_t count,
+                        uint32_t sent);
   template <class Settle>  // after kSpinPolls empty polls in a row: pause, publish, yield
   void end_spin(BurstTally& t, Loop& st, Settle&& settle);
   template <class Settle>  // after a turn that moved frames: settle bytes, publish when due
