@@ -8,7 +8,9 @@
 // NIC, no privileges and no other process to generate or sink traffic: the forwarder's own
 // cost is all that is measured (veth pairs would add the kernel's veth path on the same cores).
 // gpunfv runs both forwards in-process on two threads; testpmd runs as its own process with
-// two forwarding lcores (--nb-cores=2), the same 32-packet bursts and the same seed (32 per port).
+// two forwarding lcores (--nb-cores=2), the same 32-packet bursts and the same seed (32 per port):
+// one interactive process for the whole run, a row being start / stop (forward_bench/testpmd.h),
+// or with --testpmd-per-row a process per row.
 //
 // Reported per packet size: Mpps (both directions together) and Gbit/s (frame bytes), the
 // ratios zero-copy / copy and zero-copy / testpmd (also per core used: on a shared host the
@@ -27,85 +29,35 @@
 //                 [--out DIR] [--cpus 0,1] [--rounds 3] [--count-bytes exact,off]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
 #include <thread>
 
 #include "chain/forward_config.h"
-#include "forward_bench/bare_io_loop.h"
 #include "core/clock.h"
 #include "core/config_node.h"
+#include "forward_bench/bare_io_loop.h"
+#include "forward_bench/row.h"
+#include "forward_bench/testpmd.h"
 #include "io/dpdk_port.h"
 #include "io/forward/forwarder.h"
 
 using namespace gpunfv;
+using namespace gpunfv::bench;
 
 namespace {
 
 constexpr uint32_t kSeed = 32;  // frames seeded per port, as testpmd's --tx-first burst
-#if GPUNFV_HAVE_DPDK_PORT
-extern "C" uint64_t rte_get_tsc_hz(void);  // DPDK's EAL (not inline): the TSC rate it assumes
-#endif
-
-// testpmd's Tx-pps are packets over TSC cycles times DPDK's TSC rate (rte_get_tsc_hz: from CPUID
-// where the CPU reports it, else measured). On a VM the reported rate may not be the TSC's real
-// one, which scales every testpmd figure. Returns measured / assumed (1 where DPDK is not up),
-// measured here against CLOCK_MONOTONIC over 200 ms, once; `text` says both.
-double tsc_rate_ratio(std::string* text = nullptr) {
-  static std::string said;
-  static const double ratio = [] {
-#if GPUNFV_HAVE_DPDK_PORT && defined(__x86_64__)
-    const uint64_t assumed = rte_get_tsc_hz();
-    const uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
-    const double measured = double(c1 - c0) / (double(t1 - t0) / 1e9);
-    if (!assumed) return 1.0;
-    said = fmt::format("TSC: DPDK assumes {:.1f} MHz, measured {:.1f} MHz", assumed / 1e6, measured / 1e6);
-    return measured / double(assumed);
-#else
-    return 1.0;
-#endif
-  }();
-  if (text) *text = said;
-  return ratio;
-}
 
 const char* kEal = "[--no-huge, --no-pci, -m, '1024', --no-shconf, --no-telemetry, --log-level=error]";
-
-struct Row {
-  std::string what;
-  uint32_t size = 0;
-  uint32_t descriptor_batch = 0;
-  double mpps = 0, gbps = 0, cores = 0, copied_per_pkt = 0;
-  uint64_t packets = 0;  // gpunfv: frames forwarded over the whole run, warm-up included
-  uint64_t timed = 0;    // gpunfv: of those, frames whose latency was taken
-  uint32_t latency_sample = 0;  // gpunfv: one rx burst in this many timed
-  std::string byte_counts;      // gpunfv: "frame lengths", "port counters" or "off"
-  uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
-  bool latency = false;
-  std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
-  std::vector<double> round_mpps;  // every round's rate, in round order (the row keeps the best)
-  std::string note;
-};
-
-double cpu_seconds(const rusage& r) {
-  return r.ru_utime.tv_sec + r.ru_stime.tv_sec + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
-}
 
 // A UDP/IPv4 frame of `size` bytes (without FCS), as testpmd's txonly template.
 void udp_frame(uint8_t* f, uint32_t size) {
@@ -237,9 +189,9 @@ Row run_bare(uint32_t size, double seconds, const std::vector<int>& cpus, bool o
   const int ia = a->zero_copy()->zc_ethdev_port(), ib = pb.zero_copy()->zc_ethdev_port();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> s1{0}, s2{0};
-  std::thread t1([&] { pin(cpus[0]); bench::bare_io_loop(uint16_t(ia), uint16_t(ib), stop, s1); }), t2;
+  std::thread t1([&] { pin(cpus[0]); bare_io_loop(uint16_t(ia), uint16_t(ib), stop, s1); }), t2;
   if (!one_port)
-    t2 = std::thread([&] { pin(cpus[1 % cpus.size()]); bench::bare_io_loop(uint16_t(ib), uint16_t(ia), stop, s2); });
+    t2 = std::thread([&] { pin(cpus[1 % cpus.size()]); bare_io_loop(uint16_t(ib), uint16_t(ia), stop, s2); });
   const Window w = measure([&] { return s1 + s2; }, seconds);
   stop = true;
   t1.join();
@@ -253,116 +205,6 @@ Row run_bare(uint32_t size, double seconds, const std::vector<int>& cpus, bool o
   row.cores = w.cores;
   row.packets = s1 + s2;
   row.note = "testpmd io's loop in forward_bench (no counts, no latency)";
-  return row;
-}
-
-// testpmd in io mode on two net_ring ports of its own process, forwarding lcores pinned like
-// our two threads. Parses the per-second "Tx-pps" of both ports; the median of the samples
-// after the first two (start-up) is the rate.
-Row run_testpmd(const std::string& testpmd, uint32_t size, double seconds,
-                const std::vector<int>& cpus, bool one_port) {
-  Row row;
-  row.what = "dpdk-testpmd io";
-  row.size = size;
-  row.descriptor_batch = 32;
-  // The main lcore prints the per-second stats: on a CPU of its own where one is free (the one
-  // below the first forwarding CPU), else on the one the forwarding lcores leave (one port) or
-  // beside the first forwarding lcore, where a busy lcore can stretch its periods (the samples
-  // stay rates over their own periods).
-  const int ncpu = int(std::thread::hardware_concurrency());
-  const int free_cpu = ncpu > int(cpus.size()) && cpus[0] > 0 ? cpus[0] - 1 : -1;
-  const int main_cpu = free_cpu >= 0 ? free_cpu : one_port ? cpus[1 % cpus.size()] : cpus[0];
-  const std::string lcores = one_port ? fmt::format("0@{},1@{}", main_cpu, cpus[0])
-                                        : fmt::format("0@{},1@{},2@{}", main_cpu, cpus[0], cpus[1 % cpus.size()]);
-  std::vector<std::string> args = {testpmd, "--no-huge", "--no-pci", "-m", "1024", "--no-shconf",
-                                   "--file-prefix", fmt::format("gpunfv-fwdbench-{}", getpid()),
-                                   "--vdev=net_ring0", "--lcores", lcores,
-                                   "--log-level=error", "--", "--forward-mode=io",
-                                   one_port ? "--nb-cores=1" : "--nb-cores=2",
-                                   fmt::format("--txpkts={}", size), "--tx-first",
-                                   "--stats-period=1", "--no-lsc-interrupt",
-                                   "--total-num-mbufs=8192"};
-  if (one_port)
-    args.push_back("--port-topology=loop");
-  else
-    args.insert(args.begin() + 9, "--vdev=net_ring1");
-  int out[2];
-  if (pipe(out) != 0) return row.note = "pipe failed", row;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    close(out[0]);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "exec %s failed: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  std::thread reader([&] {
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, size_t(n));
-  });
-  // CPU time over the steady window only (start-up excluded), from /proc like top.
-  auto cpu_ticks = [pid] {
-    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
-    auto close = text.rfind(')');
-    if (close == std::string::npos) return 0.0;
-    std::istringstream rest(text.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {
-      if (i == 14) utime = std::stod(field);
-      if (i == 15) stime = std::stod(field);
-    }
-    return (utime + stime) / double(sysconf(_SC_CLK_TCK));
-  };
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  const double c0 = cpu_ticks();
-  const uint64_t w0 = monotonic_ns();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const double c1 = cpu_ticks();
-  const double window = (monotonic_ns() - w0) / 1e9;
-  kill(pid, SIGINT);
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  reader.join();
-  close(out[0]);
-  // Both ports' Tx-pps per stats period, in order.
-  std::vector<double> totals;
-  std::regex tx(R"(Tx-pps:\s+(\d+))");
-  std::vector<double> per_port;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), tx); it != std::sregex_iterator(); ++it) {
-    per_port.push_back(std::stod((*it)[1]));
-    if (per_port.size() == (one_port ? 1u : 2u)) {
-      double sum = 0;
-      for (double x : per_port) sum += x;
-      totals.push_back(sum), per_port.clear();
-    }
-  }
-  // The first samples are start-up (the first is all zeros); with few samples (stretched
-  // periods, above) only the first is left out.
-  const size_t startup = totals.size() >= 4 ? 2 : 1;
-  if (totals.size() <= startup) {
-    row.note = "testpmd gave no rate: " + text.substr(text.size() > 400 ? text.size() - 400 : 0);
-    return row;
-  }
-  std::vector<double> steady(totals.begin() + long(startup), totals.end());
-  std::sort(steady.begin(), steady.end());
-  // In real time: testpmd's rates are per TSC cycle times the TSC rate DPDK assumes.
-  std::string tsc;
-  const double ratio = tsc_rate_ratio(&tsc);
-  row.mpps = steady[steady.size() / 2] / 1e6 * ratio;
-  if (std::abs(ratio - 1) > 0.002) row.note = fmt::format("its Tx-pps x {:.4f} ({})", ratio, tsc);
-  row.gbps = row.mpps * 1e6 * size * 8 / 1e9;
-  row.cores = c1 > c0 ? (c1 - c0) / window : cpu_seconds(ru) / (seconds + 3);
-  row.copied_per_pkt = 0;
   return row;
 }
 
@@ -427,7 +269,7 @@ int main(int argc, char** argv) {
   std::string testpmd = "dpdk-testpmd", out_dir;
   std::vector<int> cpus = {0, 1};
   int rounds = 3;
-  bool one_port = false, no_copy = false, no_sweep = false, bare_loop = false;
+  bool one_port = false, no_copy = false, no_sweep = false, bare_loop = false, testpmd_per_row = false;
   uint32_t latency_sample = ForwardSpec{}.latency_sample;
   std::vector<std::string> count_bytes = {"exact", "off"};
   app.add_option("--sizes", sizes, "Frame sizes (bytes, without FCS)")->delimiter(',');
@@ -447,6 +289,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"exact", "off"}))
       ->capture_default_str();
+  app.add_flag("--testpmd-per-row", testpmd_per_row,
+               "Start testpmd for every row (--tx-first, --stats-period=1, 3 s start-up) instead of "
+               "one interactive testpmd whose rows are start/stop");
   app.add_flag("--no-copy", no_copy, "Leave the copy forward's rows out");
   app.add_flag("--no-sweep", no_sweep, "Leave the descriptor-batch sweep out");
   app.add_flag("--bare-loop", bare_loop,
@@ -494,6 +339,8 @@ int main(int argc, char** argv) {
       }
     return best;
   };
+  std::unique_ptr<TestpmdSession> session;
+  if (!testpmd.empty() && !testpmd_per_row) session = std::make_unique<TestpmdSession>(testpmd, cpus, one_port);
   std::vector<Row> rows;
   for (uint32_t size : sizes) {
     std::vector<std::function<Row()>> m;
@@ -505,7 +352,10 @@ int main(int argc, char** argv) {
     }
     if (!no_copy) m.push_back([&] { return run_gpunfv(ForwardMode::copy, size, 32, seconds, cpus, one_port, latency_sample); });
     if (bare_loop) m.push_back([&] { return run_bare(size, seconds, cpus, one_port); });
-    if (!testpmd.empty()) m.push_back([&] { return run_testpmd(testpmd, size, seconds, cpus, one_port); });
+    if (!testpmd.empty())
+      m.push_back([&] {
+        return session ? session->measure(size, seconds) : run_testpmd(testpmd, size, seconds, cpus, one_port);
+      });
     std::vector<Row> got = best_of(m);
     rows.insert(rows.end(), got.begin(), got.end());
     std::fputs(table(got).c_str(), stdout);

@@ -16,6 +16,7 @@
 # (TESTPMD=''). Extra options go to forward_bench, e.g. --seconds 2 --rounds 2, --one-port (one
 # port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep,
 # --bare-loop (rows of testpmd io's loop alone, built into forward_bench, on the same ports),
+# --testpmd-per-row (a testpmd process per row instead of one interactive one),
 # --count-bytes exact,off (the zero-copy rows: bytes counted exactly, and count_bytes: off, which
 # reads no frame, as testpmd io; both by default).
 set -euo pipefail

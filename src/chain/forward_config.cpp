@@ -88,7 +88,7 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
       n["mode"].fail("mode: expected zerocopy or copy, got '" + mode + "'");
     s.descriptor_batch = uint32_t(n.int_or("descriptor_batch", s.descriptor_batch, 1, 4096));
     s.flush_us = uint32_t(n.int_or("flush_us", s.flush_us, 1, 10'000'000));
-    s.burst = uint32_t(n.int_or("burst", s.burst, 1, 256));
+    s.burst = uint32_t(n.int_or("burst", s.burst, 1, kMaxForwardBurst));
     s.latency_sample = uint32_t(n.int_or("latency_sample", s.latency_sample, 1, 1 << 20));
     if (auto i = n.get("integrity")) s.integrity = i->as_bool();
     if (auto r = n.get("route")) s.route = build_route(*r, s, port_id_of);

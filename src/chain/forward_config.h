@@ -54,6 +54,9 @@ enum class ForwardMode : uint8_t { zerocopy, copy };
 // Byte counting of a forward (`count_bytes:`): exact, or off (not counted, reported as such).
 enum class ByteCounting : uint8_t { exact, off };
 
+// The largest `burst:` (frames per rx poll); a forward loop's burst array is this long.
+constexpr uint32_t kMaxForwardBurst = 256;
+
 struct ForwardSpec {
   std::string name;  // "from=>to"
   uint16_t from = 0, to = 0;

@@ -100,8 +100,9 @@ TEST(DpdkPort, ZeroCopyForwardHandsMbufsOverAndChecksIntegrity) {
   auto got = receive(*b, 180);
   ASSERT_EQ(got.size(), 180u);
   size_t j = 0;
-  for (size_t i = 0; i < 200; ++i)
+  for (size_t i = 0; i < 200; ++i) {
     if (i % 10 != 0) EXPECT_TRUE(got.bytes[j++] == frames.bytes[i]) << i;
+  }
 }
 
 // Without routing or integrity the forward hands whole mbuf bursts over (no per-frame work):

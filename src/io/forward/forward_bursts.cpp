@@ -160,72 +160,138 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   // turn posts all it received: a short burst at once, a full one in whole groups. That loop
   // keeps nothing between turns and is leaner (bench/results/forward-h200host-s17).
   const bool whole = spec_.burst % spec_.descriptor_batch == 0;
+  const bool one_post = spec_.descriptor_batch == spec_.burst;  // a post takes a whole burst
 #if GPUNFV_HAVE_DPDK_PORT
   const int in = zc_from_->zc_ethdev_port(), out = zc_to_->zc_ethdev_port();
   if (in >= 0 && out >= 0) {
     const EthdevBursts io{uint16_t(in), uint16_t(out)};
-    return whole ? run_whole_bursts(io, stop, st) : run_bursts(io, stop, st);
+    return !whole ? run_bursts(io, stop, st)
+           : one_post ? run_whole_bursts<true>(io, stop, st) : run_whole_bursts<false>(io, stop, st);
   }
 #endif
   const VirtualBursts io{*zc_from_, *zc_to_};
-  whole ? run_whole_bursts(io, stop, st) : run_bursts(io, stop, st);
+  !whole ? run_bursts(io, stop, st)
+         : one_post ? run_whole_bursts<true>(io, stop, st) : run_whole_bursts<false>(io, stop, st);
 }
 
 // run_bursts where descriptor_batch divides burst, so no frame waits for a later turn (no
-// pending frames, no flush timer): a turn is an rx burst and its posts, with the counts in
-// registers, as lean as dpdk-testpmd io's loop plus the counts. Latency: one rx burst in
-// latency_sample is timed from its poll to after each of its posts, as in run_bursts.
-template <class Bursts>
+// pending frames, no flush timer). The common turn is dpdk-testpmd io's loop plus one count: an
+// rx burst, its posts, frames received added up in a register (posts too where a burst takes
+// several). Sent frames are those received less those a port refused (counted where they are
+// freed), and where one post takes a whole burst (descriptor_batch == burst) the posts are the
+// busy turns, so neither is counted per turn. Everything else happens on an "event turn" a
+// countdown picks, out of the common path: the timed burst (one rx burst in latency_sample,
+// timed from its poll to after each of its posts, as in run_bursts), publishing every 256 busy
+// turns, settling bytes while they calibrate, and the stop check (at most 256 busy turns apart;
+// also every 16th poll of a run of empty ones). Refused posts and the empty-poll spin are cold
+// paths. (The loop before, with its counts in a struct passed to helpers and a poll counter for
+// the stop check, ran 0.83-0.85x testpmd io's loop built into forward_bench on our VM, this one
+// 0.9-0.94x: bench/results/forward-h200host-s18.)
+template <bool kOnePost, class Bursts>
 void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
   ZeroCopyIo& in = *zc_from_;
   ZeroCopyIo& out = *zc_to_;
   const uint32_t db = spec_.descriptor_batch, burst = spec_.burst;
   const uint32_t sample_every = std::max<uint32_t>(spec_.latency_sample, 1);
-  std::vector<void*> frames(burst);
+  void* frames[kMaxForwardBurst];
   BurstBytes bytes(in, out, spec_.count_bytes);
   st.result.latency_sample = sample_every;
-  BurstTally tally;
-  uint32_t to_next_timed = 1;
   uint64_t got_bytes = 0;
   uint64_t* lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
   auto settle = [&] {
-    bytes.settle(st, frames.data(), 0);
+    bytes.settle(st, frames, 0);
     lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
   };
-  // One post of frames[first, first + count) (post_refused where the port takes less).
+
+  // The common turn's state, in registers: no lambda captures it (a capture that is not
+  // inlined would keep it on the stack); the cold paths get it by value.
+  uint64_t rx = 0, posts = 0;    // posts: counted only where a burst takes several (!kOnePost)
+  uint32_t empty_in_row = 0;
+  uint32_t to_event = 1;         // busy turns until the next event turn (1: the first)
+
+  // The rest, touched on event turns and cold paths only.
+  uint32_t event_span = 1;       // busy turns the current countdown began with
+  uint64_t busy_turns = 0;       // busy turns before the current countdown
+  uint32_t to_timed = 1;         // busy turns until the timed one, from the last event turn
+  // ... until counts are published (and bytes settled; every 64 while the byte source calibrates)
+  uint32_t to_publish = bytes.calibrating() ? 64 : 256;
+  uint64_t refused = 0;          // frames freed after a refused post
+  uint64_t moved_rx = 0, moved_tx = 0, moved_posts = 0;  // already in st
+  // Moves the counts into st; `turns`: busy turns so far.
+  auto move_counts = [&](uint64_t rx_now, uint64_t posts_now, uint64_t turns) {
+    const uint64_t tx = rx_now - refused, all_posts = kOnePost ? turns : posts_now;
+    st.rx += rx_now - moved_rx, st.tx += tx - moved_tx;
+    st.result.sent += tx - moved_tx, st.result.posts += all_posts - moved_posts;
+    moved_rx = rx_now, moved_tx = tx, moved_posts = all_posts;
+  };
+  // One post of frames[first, first + count); returns the frames sent.
   auto post = [&](uint32_t first, uint32_t count) {
-    void* const* group = frames.data() + first;
+    void* const* group = frames + first;
     uint32_t sent = io.tx(group, count);
-    if (__builtin_expect(sent < count, 0)) sent = post_refused(io, bytes, st, group, count, sent);
-    ++tally.posts;
-    tally.tx += sent;
+    if (__builtin_expect(sent < count, 0)) {
+      sent = post_refused(io, bytes, st, group, count, sent);
+      refused += count - sent;
+    }
     return sent;
+  };
+  // The event turn: posts the n frames received (timed when due), publishes when due; returns
+  // the busy turns until the next event turn.
+  auto event_turn = [&](uint32_t n, uint64_t polled, uint64_t rx_now, uint64_t posts_now) {
+    busy_turns += event_span;
+    to_timed -= event_span, to_publish -= event_span;
+    const bool timed = to_timed == 0;
+    if (timed) to_timed = sample_every;
+    for (uint32_t first = 0; first < n; first += db) {
+      const uint32_t sent = post(first, std::min(db, n - first));
+      if (timed && sent) st.result.latency.record(clock.now() - polled, sent);
+    }
+    if (to_publish == 0) {
+      to_publish = bytes.calibrating() ? 64 : 256;
+      move_counts(rx_now, posts_now + (n + db - 1) / db, busy_turns);
+      settle();
+      publish(st);
+    }
+    return event_span = std::min(to_timed, to_publish);
   };
 
   for (;;) {
-    if (tally.stop_check_due() && (stop() || from_.rx_done())) break;
-    const uint32_t n = io.rx(frames.data(), burst, lengths_to);
-    if (n == 0) {
-      if (__builtin_expect(!tally.spin(), 0)) end_spin(tally, st, settle);
+    // Lengths are summed with count_bytes: exact on ports that count no bytes, and while
+    // calibrating; DPDK ports count (settle switches to their counters). Two call sites, so
+    // the common one inlines without the sum.
+    uint32_t n;
+    if (__builtin_expect(lengths_to == nullptr, 1)) {
+      n = io.rx(frames, burst, nullptr);
+    } else {
+      n = io.rx(frames, burst, lengths_to);
+      bytes.received(got_bytes), got_bytes = 0;
+    }
+    if (__builtin_expect(n == 0, 0)) {
+      ++empty_in_row;
+      if (__builtin_expect((empty_in_row & 15) == 0, 0) && (stop() || from_.rx_done())) break;
+      if (__builtin_expect(empty_in_row >= Loop::kSpinPolls, 0)) {
+        move_counts(rx, posts, busy_turns + event_span - to_event);
+        st.empty_polls = empty_in_row - 1;  // idle() counts this poll
+        if (st.publishes_when_idle()) settle();
+        idle(st);
+        empty_in_row = st.empty_polls;
+      }
       continue;
     }
-    tally.rx += n;
-    if (lengths_to) bytes.received(got_bytes), got_bytes = 0;
-    if (__builtin_expect(--to_next_timed == 0, 0)) {
-      to_next_timed = sample_every;
-      const uint64_t polled = clock.now();
-      for (uint32_t first = 0; first < n; first += db) {
-        const uint32_t sent = post(first, std::min(db, n - first));
-        if (sent) st.result.latency.record(clock.now() - polled, sent);
-      }
+    empty_in_row = 0;
+    rx += n;
+    if (__builtin_expect(--to_event == 0, 0)) {
+      to_event = event_turn(n, clock.now(), rx, posts);
+      if (!kOnePost) posts += (n + db - 1) / db;
+      if (stop() || from_.rx_done()) break;
+    } else if (kOnePost) {
+      post(0, n);
     } else {
-      for (uint32_t first = 0; first < n; first += db) post(first, std::min(db, n - first));
+      for (uint32_t first = 0; first < n; first += db) post(first, std::min(db, n - first)), ++posts;
     }
-    end_busy_turn(tally, st, bytes.calibrating(), settle);
   }
-  tally.move_into(st);
-  bytes.settle(st, frames.data(), 0);
+  move_counts(rx, posts, busy_turns + event_span - to_event);
+  bytes.settle(st, frames, 0);
   st.result.byte_counts = bytes.source_name();
 }
 

@@ -78,9 +78,10 @@ class Forwarder {
   void run_handle_bursts(const std::function<bool()>& stop, Loop& st);
   template <class Bursts>  // how a burst moves (forward_bursts.cpp)
   void run_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
-  template <class Bursts>  // the same where descriptor_batch divides burst: no frame waits
+  // The same where descriptor_batch divides burst: no frame waits (kOnePost: it equals burst).
+  template <bool kOnePost, class Bursts>
   void run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st);
-  struct BurstTally;  // what both burst loops count in locals between publishes
+  struct BurstTally;  // what run_bursts counts in locals between publishes
   template <class Bursts>  // a post the port did not take whole: retry, then free and count
   uint32_t post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* const* group, uint32_t count,
                         uint32_t sent);

@@ -48,6 +48,7 @@ class MemoryPort final : public Port, public ZeroCopyIo {
     return n;
   }
   uint32_t zc_tx_handles(void* const* handles, uint32_t n) override {
+    ++tx_calls;
     uint32_t took = 0;
     for (; took < n && sent.size() < tx_room; ++took) sent.push_back(static_cast<Frame*>(handles[took]));
     return took;
@@ -63,6 +64,7 @@ class MemoryPort final : public Port, public ZeroCopyIo {
   std::vector<Frame*> sent;
   size_t tx_room = SIZE_MAX;
   uint64_t freed = 0;
+  uint64_t tx_calls = 0;
 };
 
 struct Outcome {
@@ -70,16 +72,19 @@ struct Outcome {
   ForwardResult result;
   std::vector<Frame*> sent;
   uint64_t freed = 0;
+  uint64_t tx_calls = 0;
 };
 
-// Both loops: burst 7 with groups of 3 (frames wait for the next burst: run_bursts) and
-// burst 32 with groups of 8 (every turn posts all it got: run_whole_bursts).
+// Both loops: burst 7 with groups of 3 (frames wait for the next burst: run_bursts), burst 32
+// with groups of 8 (every turn posts all it got: run_whole_bursts) and with groups of 32 (one
+// post a turn: run_whole_bursts<true>).
 struct Shape {
   uint32_t burst, descriptor_batch;
 };
-constexpr Shape kShapes[] = {{7, 3}, {32, 8}};
+constexpr Shape kShapes[] = {{7, 3}, {32, 8}, {32, 32}};
 
-void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, Shape shape, Outcome& r) {
+void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, Shape shape, Outcome& r,
+             uint32_t latency_sample = 64) {
   MemoryPort a("a", 0), b("b", 1);
   for (Frame& f : frames) a.rx_queue.push_back(&f);
   b.tx_room = tx_room;
@@ -89,12 +94,14 @@ void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, 
   spec.burst = shape.burst;
   spec.descriptor_batch = shape.descriptor_batch;
   spec.count_bytes = counting;
+  spec.latency_sample = latency_sample;
   Forwarder fw(spec, a, b, r.from, r.to);
   EXPECT_TRUE(fw.handle_bursts());
   fw.run([&] { return r.from.rx_packets.load() >= frames.size(); });
   r.result = fw.result();
   r.sent = b.sent;
   r.freed = a.freed;
+  r.tx_calls = b.tx_calls;
 }
 
 TEST(HandleBurstForward, CountsPacketsExactlyAndBytesExactlyOrNotAtAll) {
@@ -138,7 +145,32 @@ TEST(HandleBurstForward, FramesTheTargetRefusesAreFreedAndCounted) {
     EXPECT_EQ(r.freed, 500u);
     uint64_t took = 0;
     for (const Frame* f : r.sent) took += f->len;
-    if (counting == ByteCounting::exact) EXPECT_EQ(r.to.tx_bytes.load(), took);
+    if (counting == ByteCounting::exact) {
+      EXPECT_EQ(r.to.tx_bytes.load(), took);
+    }
+  }
+}
+
+// One rx burst in latency_sample is timed (from the first), the rest sent untimed; a post is one
+// tx call. 1000 frames: bursts of 32 are 31 full and one of 8, 8 of them timed (1, 5, .., 29);
+// bursts of 7 are 142 full and one of 6, 36 timed (1, 5, .., 141).
+TEST(HandleBurstForward, TimesOneBurstInLatencySampleAndCountsEveryPost) {
+  std::vector<Frame> frames(1000, Frame{64});
+  struct Expect {
+    Shape shape;
+    uint64_t timed, posts;  // posts 0: not checked beyond tx calls (frames wait between turns)
+  };
+  for (Expect e : {Expect{{7, 3}, 36 * 7, 0}, Expect{{32, 8}, 8 * 32, 31 * 4 + 1}, Expect{{32, 32}, 8 * 32, 32}}) {
+    SCOPED_TRACE(fmt::format("burst {}, groups of {}", e.shape.burst, e.shape.descriptor_batch));
+    Outcome r;
+    forward(frames, ByteCounting::off, SIZE_MAX, e.shape, r, 4);
+    EXPECT_EQ(r.result.sent, 1000u);
+    EXPECT_EQ(r.result.latency_sample, 4u);
+    EXPECT_EQ(r.result.latency.count(), e.timed);
+    EXPECT_EQ(r.result.posts, r.tx_calls);
+    if (e.posts) {
+      EXPECT_EQ(r.result.posts, e.posts);
+    }
   }
 }
 
