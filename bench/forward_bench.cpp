@@ -68,10 +68,8 @@ void udp_frame(uint8_t* f, uint32_t size) {
   std::memcpy(f, head, sizeof head);
 }
 
-int g_port_serial = 0;
-
 std::unique_ptr<Port> ring_port(uint16_t id) {
-  const std::string dev = fmt::format("net_ring{}", 100 + g_port_serial++);
+  const std::string dev = fmt::format("net_ring{}", 100 + id);
   YAML::Node n = YAML::Load(fmt::format("{{name: {}, type: dpdk, device: {}, mbufs: 8191, eal: {}}}",
                                         dev, dev, kEal));
   return make_dpdk_port(ConfigNode(n, "forward_bench"), id);
@@ -88,6 +86,28 @@ void seed(Port& p, uint32_t size) {
   v = b.view();
   for (uint32_t i = 0; i < kSeed; ++i) p.tx(v, i);
   p.tx_burst_end();
+}
+
+// The run's two net_ring ports (ids 0 and 1), made once and shared by every row: a net_ring
+// vdev reserves 16 rings of which closing it frees only the queues configured, so a port pair
+// per row ran EAL out of memzones after about 270 rows. A row takes them drained of what the
+// row before left circulating and seeded with its own frames (kSeed per port it uses).
+std::unique_ptr<Port> g_ring_ports[2];
+
+struct RingPorts {
+  Port& a;
+  Port& b;  // a itself with one port
+};
+
+RingPorts ring_ports(bool one_port, uint32_t size) {
+  for (uint16_t i = 0; i < (one_port ? 1 : 2); ++i) {
+    if (!g_ring_ports[i]) g_ring_ports[i] = ring_port(i);
+    ZeroCopyIo& zc = *g_ring_ports[i]->zero_copy();
+    void* frames[64];
+    while (const uint32_t n = zc.zc_rx_handles(frames, 64, nullptr)) zc.zc_free_handles(frames, n);
+    seed(*g_ring_ports[i], size);
+  }
+  return {*g_ring_ports[0], *g_ring_ports[one_port ? 0 : 1]};
 }
 
 // Pins the calling thread to one CPU, as testpmd pins its forwarding lcores.
@@ -125,10 +145,8 @@ Window measure(const std::function<uint64_t()>& sent, double seconds) {
 Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
                const std::vector<int>& cpus, bool one_port, uint32_t latency_sample,
                ByteCounting count_bytes = ByteCounting::exact) {
-  auto a = ring_port(0), b = one_port ? nullptr : ring_port(1);
-  Port& pb = one_port ? *a : *b;
-  seed(*a, size);
-  if (!one_port) seed(pb, size);
+  const RingPorts ports = ring_ports(one_port, size);
+  Port &a = ports.a, &pb = ports.b;
   ForwardSpec ab, ba;
   ab.name = "a=>b", ab.from = 0, ab.to = one_port ? 0 : 1;
   ba.name = "b=>a", ba.from = 1, ba.to = 0;
@@ -137,7 +155,7 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
     s->count_bytes = count_bytes;
   PortCounters ca, cb;
   PortCounters& cpb = one_port ? ca : cb;
-  Forwarder f1(ab, *a, pb, ca, cpb), f2(ba, pb, *a, cpb, ca);
+  Forwarder f1(ab, a, pb, ca, cpb), f2(ba, pb, a, cpb, ca);
   std::atomic<bool> stop{false};
   auto should_stop = [&] { return stop.load(std::memory_order_relaxed); };
   std::thread t1([&] { pin(cpus[0]); f1.run(should_stop); }), t2;
@@ -182,11 +200,8 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
 // testpmd io's loop alone (bench/forward_bench/bare_io_loop.h) on the same kind of ports and
 // threads as run_gpunfv: what our forward's bookkeeping costs, apart from the process around it.
 Row run_bare(uint32_t size, double seconds, const std::vector<int>& cpus, bool one_port) {
-  auto a = ring_port(0), b = one_port ? nullptr : ring_port(1);
-  Port& pb = one_port ? *a : *b;
-  seed(*a, size);
-  if (!one_port) seed(pb, size);
-  const int ia = a->zero_copy()->zc_ethdev_port(), ib = pb.zero_copy()->zc_ethdev_port();
+  const RingPorts ports = ring_ports(one_port, size);
+  const int ia = ports.a.zero_copy()->zc_ethdev_port(), ib = ports.b.zero_copy()->zc_ethdev_port();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> s1{0}, s2{0};
   std::thread t1([&] { pin(cpus[0]); bare_io_loop(uint16_t(ia), uint16_t(ib), stop, s1); }), t2;
@@ -258,7 +273,19 @@ std::string table(const std::vector<Row>& rows) {
 
 }  // namespace
 
+int run_bench(int argc, char** argv);
+
+// A configuration or device error (a port that cannot be made) ends the run with its message.
 int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "forward_bench: %s\n", e.what());
+    return 1;
+  }
+}
+
+int run_bench(int argc, char** argv) {
 #if !GPUNFV_HAVE_DPDK_PORT
   std::fprintf(stderr, "forward_bench needs the dpdk port (build with libdpdk)\n");
   return 1;
@@ -389,5 +416,6 @@ int main(int argc, char** argv) {
                    {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";
   }
+  for (auto& p : g_ring_ports) p.reset();  // while EAL is up (not at static destruction)
   return 0;
 }
