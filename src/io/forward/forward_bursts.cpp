@@ -185,8 +185,9 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
 // turns, settling bytes while they calibrate, and the stop check (at most 256 busy turns apart;
 // also every 16th poll of a run of empty ones). Refused posts and the empty-poll spin are cold
 // paths. (The loop before, with its counts in a struct passed to helpers and a poll counter for
-// the stop check, ran 0.83-0.85x testpmd io's loop built into forward_bench on our VM, this one
-// 0.9-0.94x: bench/results/forward-h200host-s18.)
+// the stop check, ran 0.80-0.85x testpmd io's loop built into forward_bench on our VM and
+// 0.58-0.80x on the H100 host; this one 0.94-0.96x and 0.93-1.01x:
+// bench/results/forward-h100host-s18.)
 template <bool kOnePost, class Bursts>
 void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();
