@@ -125,7 +125,6 @@ class DpdkPort final : public Port, public ZeroCopyIo {
   uint16_t rx_queues_ = 1, tx_queues_ = 1, rx_turn_ = 0;
   uint32_t mtu_ = 1500;
   bool rss_ = false, promiscuous_ = false, vdev_ = false;
-  bool probed_here_ = false;  // the device was hot-plugged by this port (rte_dev_probe)
   rte_mempool* pool_ = nullptr;
   std::vector<rte_mbuf*> tx_queued_;
   uint64_t lost_after_post_ = 0;
@@ -152,8 +151,8 @@ DpdkPort::DpdkPort(const ConfigNode& node, uint16_t id) : Port(node.str("name"),
   if (rte_eth_dev_get_port_by_name(device_.c_str(), &port_id_) != 0) {
     // Not probed at EAL init: a vdev is created here (hot-plug), a PCI device must be bound.
     std::string devargs = args.empty() ? device_ : device_ + "," + args;
-    probed_here_ = rte_dev_probe(devargs.c_str()) == 0;
-    if (!probed_here_ || rte_eth_dev_get_port_by_name(device_.c_str(), &port_id_) != 0)
+    if (rte_dev_probe(devargs.c_str()) != 0 ||
+        rte_eth_dev_get_port_by_name(device_.c_str(), &port_id_) != 0)
       node["device"].fail(fmt::format(
           "DPDK device '{}' not found ({}): a PCI NIC must be bound to vfio-pci, a vdev name "
           "must start with a driver name such as net_ring, net_pcap, net_af_packet, net_memif",
@@ -208,13 +207,8 @@ DpdkPort::~DpdkPort() {
   if (lost_after_post_)
     fmt::print(stderr, "gpunfv: port '{}': {} frames lost after tx (device did not drain)\n",
                name(), lost_after_post_);
-  // A device this port hot-plugged goes with it: a vdev's memory (net_ring's rings) stays
-  // reserved until the device is removed, and EAL's memzones run out after a few hundred.
-  rte_eth_dev_info info{};
-  rte_device* plugged = probed_here_ && rte_eth_dev_info_get(port_id_, &info) == 0 ? info.device : nullptr;
   rte_eth_dev_stop(port_id_);
   rte_eth_dev_close(port_id_);
-  if (plugged) rte_dev_remove(plugged);
   rte_mempool_free(pool_);
 }
 

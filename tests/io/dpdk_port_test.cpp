@@ -101,7 +101,9 @@ TEST(DpdkPort, ZeroCopyForwardHandsMbufsOverAndChecksIntegrity) {
   ASSERT_EQ(got.size(), 180u);
   size_t j = 0;
   for (size_t i = 0; i < 200; ++i) {
-    if (i % 10 != 0) EXPECT_TRUE(got.bytes[j++] == frames.bytes[i]) << i;
+    if (i % 10 != 0) {
+      EXPECT_TRUE(got.bytes[j++] == frames.bytes[i]) << i;
+    }
   }
 }
 

@@ -100,8 +100,8 @@ struct EthdevBursts {
 
 }  // namespace
 
-// The counts a burst loop keeps in locals (registers, where the compiler can) and moves into
-// its Loop only before something reads it: settle, publish, idle, the end of the loop.
+// The counts run_bursts keeps in locals (registers, where the compiler can) and moves into its
+// Loop only before something reads it: settle, publish, idle, the end of the loop.
 struct Forwarder::BurstTally {
   uint64_t rx = 0, tx = 0, posts = 0;
   uint32_t polls = 0, turns = 0, empty_polls = 0;
@@ -110,7 +110,7 @@ struct Forwarder::BurstTally {
   bool stop_check_due() { return (++polls & 15) == 0; }
   // An empty poll: the first kSpinPolls in a row go straight back to the port (between two
   // cores the rate is frames in flight over the time an empty poll takes to see the next
-  // burst); false after that (end_spin).
+  // burst); false after that (the loop then pauses, publishes and yields: idle()).
   bool spin() { return ++empty_polls < Loop::kSpinPolls; }
   void move_into(Loop& st) {
     st.rx += rx, st.tx += tx, st.result.sent += tx, st.result.posts += posts;
@@ -130,29 +130,6 @@ uint32_t Forwarder::post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* 
     st.drop(DropReason::port_tx_error, count - sent);
   }
   return sent;
-}
-
-template <class Settle>
-void Forwarder::end_spin(BurstTally& t, Loop& st, Settle&& settle) {
-  t.move_into(st);
-  st.empty_polls = t.empty_polls - 1;  // idle() counts this poll
-  if (st.publishes_when_idle()) settle();
-  idle(st);
-  t.empty_polls = st.empty_polls;
-}
-
-// A busy turn ends a run of empty polls (Loop::busy_turn); every 256 the counts go out, and
-// while the byte source calibrates the bytes settle every 64 (comparing the ports' counts).
-template <class Settle>
-void Forwarder::end_busy_turn(BurstTally& t, Loop& st, bool calibrating, Settle&& settle) {
-  t.empty_polls = 0;
-  if (__builtin_expect((++t.turns & 255) == 0, 0)) {
-    t.move_into(st);
-    settle();
-    publish(st);
-  } else if (__builtin_expect(calibrating && (t.turns & 63) == 0, 0)) {
-    settle();
-  }
 }
 
 void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
@@ -236,8 +213,8 @@ void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, L
     }
     return sent;
   };
-  // The event turn: posts the n frames received (timed when due), publishes when due; returns
-  // the busy turns until the next event turn.
+  // The event turn: posts the n frames received (timed when due), publishes when due (rx_now
+  // and posts_now include this turn's); returns the busy turns until the next event turn.
   auto event_turn = [&](uint32_t n, uint64_t polled, uint64_t rx_now, uint64_t posts_now) {
     busy_turns += event_span;
     to_timed -= event_span, to_publish -= event_span;
@@ -249,7 +226,7 @@ void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, L
     }
     if (to_publish == 0) {
       to_publish = bytes.calibrating() ? 64 : 256;
-      move_counts(rx_now, posts_now + (n + db - 1) / db, busy_turns);
+      move_counts(rx_now, posts_now, busy_turns);
       settle();
       publish(st);
     }
@@ -282,8 +259,9 @@ void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, L
     empty_in_row = 0;
     rx += n;
     if (__builtin_expect(--to_event == 0, 0)) {
-      to_event = event_turn(n, clock.now(), rx, posts);
+      const uint64_t polled = clock.now();
       if (!kOnePost) posts += (n + db - 1) / db;
+      to_event = event_turn(n, polled, rx, posts);
       if (stop() || from_.rx_done()) break;
     } else if (kOnePost) {
       post(0, n);
@@ -360,6 +338,26 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
     bytes.settle(st, pending.data(), waiting);
     lengths_to = bytes.per_frame() ? &got_bytes : nullptr;
   };
+  // After kSpinPolls empty polls in a row: pause, publish, yield (idle()).
+  auto end_spin = [&] {
+    tally.move_into(st);
+    st.empty_polls = tally.empty_polls - 1;  // idle() counts this poll
+    if (st.publishes_when_idle()) settle();
+    idle(st);
+    tally.empty_polls = st.empty_polls;
+  };
+  // A busy turn ends a run of empty polls; every 256 the counts go out, and while the byte
+  // source calibrates the bytes settle every 64 (comparing the ports' counts).
+  auto end_busy_turn = [&] {
+    tally.empty_polls = 0;
+    if (__builtin_expect((++tally.turns & 255) == 0, 0)) {
+      tally.move_into(st);
+      settle();
+      publish(st);
+    } else if (__builtin_expect(bytes.calibrating() && (tally.turns & 63) == 0, 0)) {
+      settle();
+    }
+  };
 
   for (;;) {
     // The stop word and the source's end are read every 16th poll, empty or not.
@@ -403,10 +401,10 @@ void Forwarder::run_bursts(Bursts io, const std::function<bool()>& stop, Loop& s
     }
     if (stopping) break;
     if (n == 0) {
-      if (__builtin_expect(!tally.spin(), 0)) end_spin(tally, st, settle);
+      if (__builtin_expect(!tally.spin(), 0)) end_spin();
       continue;
     }
-    end_busy_turn(tally, st, bytes.calibrating(), settle);
+    end_busy_turn();
   }
   tally.move_into(st);
   bytes.settle(st, pending.data(), waiting);

@@ -85,10 +85,6 @@ class Forwarder {
   template <class Bursts>  // a post the port did not take whole: retry, then free and count
   uint32_t post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* const* group, uint32_t count,
                         uint32_t sent);
-  template <class Settle>  // after kSpinPolls empty polls in a row: pause, publish, yield
-  void end_spin(BurstTally& t, Loop& st, Settle&& settle);
-  template <class Settle>  // after a turn that moved frames: settle bytes, publish when due
-  void end_busy_turn(BurstTally& t, Loop& st, bool calibrating, Settle&& settle);
   void run_zero_copy(const std::function<bool()>& stop, Loop& st);
   void run_copy(const std::function<bool()>& stop, Loop& st);
   // Routing and the rx-side checksum of one frame; false (and `why`) if it is dropped.
