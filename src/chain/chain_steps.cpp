@@ -15,8 +15,12 @@ void enter_chain_cpu(const Chain& c, const BatchView& b) {
 }
 
 void run_node_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b, uint8_t k) {
-  if (b.node_packets[k] == 0) return;  // nothing was sent here: no NF work, no survivors
-  rc.nfs[c.path[k]]->process(b, 0, b.count, k);
+  const NetworkFunction& nf = *rc.nfs[c.path[k]];
+  if (b.node_packets[k] == 0) {  // nothing was sent here: no NF work, no survivors
+    nf.skip(b, k);
+    return;
+  }
+  nf.process(b, 0, b.count, k);
   for (uint32_t i = 0; i < b.count; ++i) {
     uint8_t to = switch_after_node(c.view, b, i, k);
     if (to != kChainDone) ++b.node_packets[to];

@@ -47,6 +47,10 @@ class NetworkFunction {
   // CPU backend: runs the NF on packets [begin, end) of `b` whose next_nf equals `position`
   // and whose verdict is none. Thread-safe: workers call it concurrently on disjoint ranges.
   virtual void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const = 0;
+  // CPU backend: called instead of process() for a batch that sends no packet here (all were
+  // dropped upstream, or went another way). An NF that orders its work by ingress number notes
+  // that the batch went by, so later batches do not wait for it. Default: nothing to note.
+  virtual void skip(const BatchView& b, uint8_t position) const {}
 
 #if GPUNFV_HAVE_CUDA
   // GPU backend: the same over a device batch, launched on `stream`; returns at once.

@@ -323,3 +323,100 @@ def test_gpu_backend_equals_cpu(gpunfv, tmp_path):
     assert len(cpu) == len(gpu)
     for i, (a, b) in enumerate(zip(cpu, gpu)):
         assert a == b, i
+
+
+# --- batches none of whose packets reach the gateway ------------------------------------------
+# Every batch takes its turn in the gateway's ingress order, also one whose packets were all
+# dropped before it (by the firewall, as malformed) or sent another way. Were such a batch
+# never to take its turn, each later batch would wait for it; a generous timeout is the only
+# clock here.
+
+UPSTREAM_DROP_TIMEOUT_S = 120
+
+
+def run_backend(gpunfv, config, backend: str, *extra) -> dict | None:
+    """Runs `config` on `backend`; the checked report, or None where no GPU backend is usable."""
+    report_path = config.with_suffix(f".{backend}.json")
+    proc = run_gpunfv(gpunfv, "run", config, "--backend", backend, "-q", "--report", report_path,
+                      *extra, timeout=UPSTREAM_DROP_TIMEOUT_S)
+    if backend == "gpu" and proc.returncode != 0:
+        assert proc.returncode == 1, proc.stderr
+        return None
+    assert proc.returncode == 0, proc.stderr
+    assert "out of ingress order" not in proc.stderr, proc.stderr
+    report = json.loads(report_path.read_text())
+    check_accounting(report)
+    return report
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_trickle_through_a_firewall_that_drops_whole_batches(gpunfv, tmp_path, backend):
+    """A paced generator sends a few packets per batch; the firewall drops about half the flows,
+    so many batches reach the gateway empty. Every packet the firewall passed is encrypted."""
+    rules = tmp_path / "drop-udp.rules"
+    rules.write_text("@0.0.0.0/0 0.0.0.0/0 0 : 65535 1024 : 33000 0x11/0xFF 0x0000/0x0000 drop\n")
+    out = tmp_path / f"tunnel-{backend}.pcap"
+    sa = make_sa(0x6001, "0.0.0.0/0")
+    config = write_config(
+        tmp_path / f"trickle-{backend}.yaml",
+        ports=[{"name": "gen", "type": "generator", "rate": "2kpps", "size": 128, "flows": 16,
+                "count": 4000, "seed": 3},
+               {"name": "tunnel", "type": "pcap", "tx": out}],
+        nfs=[{"name": "fw", "type": "firewall", "rules": rules, "default": "accept"},
+             {"name": "esp", "type": "ipsec", "direction": "outbound", "sas": [sa]}],
+        chains=[{"from": "gen", "path": ["fw", "esp"], "to": "tunnel"}])
+    report = run_backend(gpunfv, config, backend)
+    if report is None:
+        pytest.skip("no usable GPU backend here")
+    fw, esp = report["nfs"]["fw"], report["nfs"]["esp"]
+    assert report["ports"]["gen"]["rx_packets"] == 4000
+    assert 0 < fw["out"] < 4000, fw  # some flows pass, some are dropped
+    assert esp["in"] == esp["out"] == fw["out"]
+    assert report["ports"]["tunnel"]["tx_packets"] == fw["out"]
+    _, frames = read_pcap(out)
+    assert len(frames) == fw["out"]
+    spis_and_seqs = [struct.unpack("!II", f[34:42]) for _, f in frames]
+    assert [s for s, _ in spis_and_seqs] == [0x6001] * len(frames)
+    assert [q for _, q in spis_and_seqs] == list(range(1, len(frames) + 1))
+
+
+def alternating_truncated_capture(path, batches: int) -> list[bytes]:
+    """Batches of 4 frames: whole UDP frames, then 4 frames cut inside their IPv4 header
+    (dropped as malformed before any NF), and so on. Returns the whole frames."""
+    from scapy.all import Ether, IP, UDP, Raw, wrpcap
+    frames, whole = [], []
+    for b in range(batches):
+        for i in range(4):
+            f = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+                      IP(src="10.0.0.1", dst=f"10.1.{b % 250}.{i + 1}") /
+                      UDP(sport=4000 + i, dport=5000) / Raw(bytes(32)))
+            if b % 2:
+                frames.append(f[:20])
+            else:
+                frames.append(f)
+                whole.append(f)
+    wrpcap(str(path), [Ether(f) for f in frames])
+    return whole
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_batches_of_malformed_frames_do_not_stall_the_gateway(gpunfv, tmp_path, backend):
+    capture = tmp_path / "alternating.pcap"
+    whole = alternating_truncated_capture(capture, batches=40)
+    out = tmp_path / f"tunnel-{backend}.pcap"
+    config = write_config(
+        tmp_path / f"alternating-{backend}.yaml",
+        ports=[{"name": "in", "type": "pcap", "rx": capture},
+               {"name": "tunnel", "type": "pcap", "tx": out}],
+        nfs=[{"name": "esp", "type": "ipsec", "direction": "outbound",
+              "sas": [make_sa(0x6002, "10.0.0.0/8")]}],
+        chains=[{"from": "in", "path": ["esp"], "to": "tunnel"}],
+        settings={"batch_size": 4, "batches": 16})
+    report = run_backend(gpunfv, config, backend)
+    if report is None:
+        pytest.skip("no usable GPU backend here")
+    assert report["ports"]["in"]["rx_packets"] == 160
+    assert report["ports"]["tunnel"]["tx_packets"] == len(whole) == 80
+    assert report["ports"]["in"]["dropped"] == 80
+    _, frames = read_pcap(out)
+    assert [struct.unpack("!I", f[38:42])[0] for _, f in frames] == list(range(1, 81))

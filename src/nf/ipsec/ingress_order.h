@@ -6,9 +6,11 @@
 // The order is read from the batch itself: the ingress thread numbers each port's packets
 // 0, 1, 2, ... in BatchView::seq and fills batches with consecutive numbers. A range whose
 // numbers are not consecutive (a batch built by hand, as some tests do) carries no order and
-// runs at once. No deadlock: workers take batches first-in first-out, so the batch a worker
-// waits for is held by a worker that waits only for still earlier batches. A wait still ends
-// after kMaxWait (and warns once) so a caller that skips a range cannot hang the run.
+// runs at once. Every batch takes its turn, also one with no packet for the NF (all dropped
+// upstream or sent another way): the framework calls NetworkFunction::skip() for it, which runs
+// an empty step here. No deadlock: workers take batches first-in first-out, so the batch a
+// worker waits for is held by a worker that waits only for still earlier batches. A wait still
+// ends after kMaxWait (and warns once), a safety net for a caller that loses a range.
 //
 // The GPU backend needs none of this: its ordered kernels run on one stream in launch order
 // (see ipsec.cu).

@@ -152,6 +152,10 @@ void IpsecGateway::process(const BatchView& b, uint32_t begin, uint32_t end,
   }
 }
 
+void IpsecGateway::skip(const BatchView& b, uint8_t position) const {
+  order_.run(b, 0, b.count, position, [] {});
+}
+
 void IpsecGateway::prepare(Backend backend) {
   if (backend == Backend::cpu) {
     table_.reset_host_state();

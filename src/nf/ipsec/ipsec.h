@@ -65,6 +65,8 @@ class IpsecGateway final : public NetworkFunction {
   std::string_view type() const override { return "ipsec"; }
   void prepare(Backend backend) override;
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
+  // A batch with no packet for the gateway still takes its turn in ingress order.
+  void skip(const BatchView& b, uint8_t position) const override;
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView& device_batch, uint8_t position,
                    const GpuStream& stream) const override;
