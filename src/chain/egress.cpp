@@ -74,6 +74,7 @@ void Egress::Impl::plan() {
       w->node_drops.resize(kMaxChainNodes);
       w->port_drops.resize(rc.ports.size());
       w->nfs.resize(rc.nfs.size());
+      w->latency.resize(rc.chains.size());
       workers.push_back(std::move(w));
     }
   }
@@ -169,7 +170,11 @@ void Egress::Impl::finish() {
   for (auto& w : workers) {
     cpu_ns += w->cpu_ns;
     turn_cpu_ns += w->turn_cpu_ns;
-    stats.latency.merge(w->latency);
+    stats.chain_latency.resize(w->latency.size());
+    for (size_t c = 0; c < w->latency.size(); ++c) {
+      stats.latency.merge(w->latency[c]);
+      stats.chain_latency[c].merge(w->latency[c]);
+    }
     for (size_t p = 0; p < w->port_drops.size(); ++p)
       for (int r = 0; r < kDropReasonCount; ++r)
         stats.ports[p]->dropped.by_reason[r] += w->port_drops[p].by_reason[r];

@@ -54,7 +54,7 @@ struct Egress::Impl {
     std::vector<DropCounts> node_drops;     // per chain node, this batch
     std::vector<DropCounts> port_drops;     // per port, the whole run
     std::vector<NfTotals> nfs;              // per NF, the whole run
-    LatencyHistogram latency;
+    std::vector<LatencyHistogram> latency;  // per chain, rx to tx
     uint64_t cpu_ns = 0, turn_cpu_ns = 0;  // the thread's CPU time; of it, sending in turns
     std::thread thread;
   };
@@ -101,7 +101,7 @@ struct Egress::Impl {
   void hold_tx(Worker& w, uint16_t p);
   void release_tx(Worker& w);
   void transmit_lists(Worker& w, Prepared& p);
-  uint64_t account_refused(Worker& w, const Chain& chain, const BatchView& v, const uint32_t* list,
+  uint64_t account_refused(Worker& w, size_t chain_index, const BatchView& v, const uint32_t* list,
                            uint32_t n, const uint8_t* ok, uint64_t now, uint64_t& dropped);
   void transmit_frames(Worker& w, Batch& batch);
   bool ring_port_tx(GpuRingFeed& feed, Batch& batch, uint16_t eg, const BatchView& v, uint32_t i);

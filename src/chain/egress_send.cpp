@@ -149,14 +149,14 @@ void Egress::Impl::transmit_lists(Worker& w, Prepared& p) {
   release_tx(w);
   uint64_t forwarded = 0, dropped = 0;
   if (all_sent) {
-    for (const LatencyRun& r : p.runs) w.latency.record(now - r.rx_ns, r.length);
+    for (const LatencyRun& r : p.runs) w.latency[p.chain].record(now - r.rx_ns, r.length);
   }
   off = 0;
   for (uint16_t eg : p.list_ports) {
     const uint32_t n = p.list_len[eg];
     uint64_t bytes = p.list_bytes[eg];
     if (!all_sent)
-      bytes = account_refused(w, chain, v, p.list_data[eg], n, p.ok.data() + off, now, dropped);
+      bytes = account_refused(w, p.chain, v, p.list_data[eg], n, p.ok.data() + off, now, dropped);
     off += n;
     PortCounters& pc = *stats.ports[eg];
     pc.tx_packets.fetch_add(w.sent[eg], std::memory_order_relaxed);
@@ -173,9 +173,10 @@ void Egress::Impl::transmit_lists(Worker& w, Prepared& p) {
 
 // One list of which some frames were refused: those dropped as port_tx_error, latency
 // recorded for the rest; returns the bytes sent.
-uint64_t Egress::Impl::account_refused(Worker& w, const Chain& chain, const BatchView& v,
+uint64_t Egress::Impl::account_refused(Worker& w, size_t chain_index, const BatchView& v,
                                        const uint32_t* list, uint32_t n, const uint8_t* ok,
                                        uint64_t now, uint64_t& dropped) {
+  const Chain& chain = rc.chains[chain_index];
   const uint16_t* len = v.len.framework_data();
   const uint64_t* rx_ns = v.rx_ns.framework_data();
   uint64_t bytes = 0, run_rx_ns = 0, run_length = 0;
@@ -188,21 +189,22 @@ uint64_t Egress::Impl::account_refused(Worker& w, const Chain& chain, const Batc
     }
     bytes += len[i];
     if (rx_ns[i] != run_rx_ns || run_length == 0) {
-      if (run_length) w.latency.record(now - run_rx_ns, run_length);
+      if (run_length) w.latency[chain_index].record(now - run_rx_ns, run_length);
       run_rx_ns = rx_ns[i];
       run_length = 0;
     }
     ++run_length;
   }
-  if (run_length) w.latency.record(now - run_rx_ns, run_length);
+  if (run_length) w.latency[chain_index].record(now - run_rx_ns, run_length);
   return bytes;
 }
 
 // A GPU ring's batch at its turn, frame by frame: the frames the host reads come out of
 // their slots first, and a packet egress drops gets its verdict so the ring frees its slot.
 void Egress::Impl::transmit_frames(Worker& w, Batch& batch) {
-  const Chain& chain = rc.chains[batch.chain];
-  GpuRingFeed& feed = *hooks.feeds[batch.chain];
+  const size_t chain_index = batch.chain;
+  const Chain& chain = rc.chains[chain_index];
+  GpuRingFeed& feed = *hooks.feeds[chain_index];
   feed.prepare_egress(batch, chain);
   const BatchView v = batch.view();
   check_arrays(v);
@@ -227,7 +229,7 @@ void Egress::Impl::transmit_frames(Worker& w, Batch& batch) {
           ++w.sent[eg];
           w.sent_bytes[eg] += v.len[i];
           if (v.rx_ns[i] != run_rx_ns || run_length == 0) {
-            if (run_length) w.latency.record(now - run_rx_ns, run_length);
+            if (run_length) w.latency[chain_index].record(now - run_rx_ns, run_length);
             run_rx_ns = v.rx_ns[i];
             run_length = 0;
           }
@@ -243,7 +245,7 @@ void Egress::Impl::transmit_frames(Worker& w, Batch& batch) {
     v.verdict[i] = static_cast<uint8_t>(reason);
     batch.verdicts_changed = true;
   }
-  if (run_length) w.latency.record(now - run_rx_ns, run_length);
+  if (run_length) w.latency[chain_index].record(now - run_rx_ns, run_length);
   release_tx(w);
   add_node_counts(w, chain, v);
   for (size_t p = 0; p < w.sent.size(); ++p)

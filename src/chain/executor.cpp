@@ -184,7 +184,7 @@ class Pipeline {
     const Chain& chain = rc_.chains[chain_index];
     Port& port = *rc_.ports[chain.from];
     PortCounters& pc = *stats_.ports[chain.from];
-    const uint64_t timeout_ns = uint64_t(rc_.settings.batch_timeout_us) * 1000;
+    const uint64_t deadline_ns = uint64_t(chain.batch_deadline_us) * 1000;
     std::vector<uint16_t> queues;
     for (uint32_t q = thread; q < std::max<uint16_t>(1, port.rx_queues()); q += threads)
       queues.push_back(static_cast<uint16_t>(q));
@@ -228,11 +228,12 @@ class Pipeline {
           pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
           stage_->note_frames(n, bytes);
           if (!first_ns) first_ns = now;
+          if (now - first_ns >= deadline_ns) break;  // its first frame may wait no longer
           continue;
         }
         if (turn != 0) continue;  // the thread's other queues may have frames
         if (done() || past_deadline(now)) break;
-        if (first_ns && now - first_ns >= timeout_ns) break;
+        if (first_ns && now - first_ns >= deadline_ns) break;
         std::this_thread::yield();
       }
       if (b->count() == 0) {
@@ -351,6 +352,8 @@ class Pipeline {
       const Chain& chain = rc_.chains[c];
       nlohmann::json cj = {{"name", chain.name}, {"backpressure", chain.backpressure},
                            {"qt", chain.qt}, {"stages", nlohmann::json::array()}};
+      add_chain_latency(cj, chain, c < stats_.chain_latency.size() ? stats_.chain_latency[c]
+                                                                   : LatencyHistogram{});
       if (const ChainFlow* f = stage_->flow(static_cast<uint16_t>(c))) {
         std::vector<StageMetrics> m = f->metrics(now);
         for (size_t s = 0; s < m.size(); ++s) {
@@ -369,6 +372,17 @@ class Pipeline {
       }
       stats_.chains.push_back(std::move(cj));
     }
+  }
+
+  // The chain's bound, its measured rx-to-tx quantiles and whether p99 kept the bound (null
+  // where no packet of the chain was timed).
+  static void add_chain_latency(nlohmann::json& cj, const Chain& chain, const LatencyHistogram& h) {
+    cj["latency_bound_us"] = chain.latency_bound_us;
+    cj["batch_deadline_us"] = chain.batch_deadline_us;
+    cj["latency_ns"] = {{"p50", h.quantile(0.5)}, {"p99", h.quantile(0.99)},
+                        {"p999", h.quantile(0.999)}, {"max", h.max()}, {"count", h.count()}};
+    cj["bound_held"] = h.count() ? nlohmann::json(double(h.quantile(0.99)) <= chain.latency_bound_us * 1e3)
+                                 : nlohmann::json(nullptr);
   }
 
   void progress_loop() {

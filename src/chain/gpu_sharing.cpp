@@ -141,28 +141,8 @@ void GpuSharing::report(nlohmann::json& j) const {
 void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
   if (policy_ != SchedulerPolicy::gnet) return;
   const uint64_t now = monotonic_ns();
-  bool moved = planned_pps_.empty();
-  for (size_t c = 0; c < node_pps.size() && !moved; ++c)
-    for (size_t k = 0; k < node_pps[c].size() && !moved; ++k) {
-      double was = planned_pps_[c][k], is = node_pps[c][k];
-      moved = std::fabs(is - was) > 0.1 * std::max(was, 1.0);
-    }
-  // G-NET re-plans when an NF's traffic changes by more than 10%; at most once a second here
-  // so measurement noise cannot make it thrash.
-  if (!moved || (last_plan_ns_ && now - last_plan_ns_ < 1'000'000'000ull)) return;
-  double total = 0, planned = 0;
-  for (const auto& c : node_pps)
-    for (double v : c) total += v;
-  for (const auto& c : planned_pps_)
-    for (double v : c) planned += v;
-  // Traffic that all but stopped (the source ended or stalled) keeps the plan: planning for it
-  // would shrink every partition only to grow them back when traffic resumes, and at the end of
-  // a run it left the report naming a plan that carried no traffic.
-  if (total <= 0 || total < 0.05 * planned) return;
-  if (plan_gnet(node_pps, frame_bytes)) {
-    planned_pps_ = node_pps;
-    last_plan_ns_ = now;
-  }
+  if (!replan_.due(node_pps, now)) return;
+  if (plan_gnet(node_pps, frame_bytes)) replan_.planned(node_pps, now);
 }
 
 bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
@@ -173,7 +153,6 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
   std::vector<uint32_t> batches(rc_.chains.size(), 0);
   std::string why = fmt::format("gnet at {} B/packet:", size);
   SchedParams params;
-  params.latency_bound_s = rc_.settings.latency_bound_us * 1e-6;
   params.P = rc_.settings.sched_p;
   params.C_s = rc_.settings.sched_c_us * 1e-6;
   params.max_batch = rc_.settings.batch_size;
@@ -182,6 +161,7 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
     const Chain& chain = rc_.chains[c];
     const size_t n = chain.path.size();
     if (n == 0) continue;
+    params.latency_bound_s = chain.latency_bound_us * 1e-6;  // each NF's L (Eq. 4)
     std::vector<SchedNode> nodes(n);
     const double in0 = std::max(node_pps[c][0], 1.0);
     // A tree over the graph: each node hangs under its first parent (G-NET's rule sums

@@ -26,6 +26,7 @@
 #include "gpu/stream.h"
 #include "sched/allocator.h"
 #include "sched/perf_model.h"
+#include "sched/replan_trigger.h"
 
 namespace gpunfv {
 
@@ -70,8 +71,7 @@ class GpuSharing {
   std::vector<std::vector<std::shared_ptr<const Lane>>> lanes_;  // [chain][node]
   std::vector<uint32_t> ingress_batch_;
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
-  std::vector<std::vector<double>> planned_pps_;
-  uint64_t last_plan_ns_ = 0;
+  ReplanTrigger replan_;
   std::string line_;
   nlohmann::json history_ = nlohmann::json::array();
 };

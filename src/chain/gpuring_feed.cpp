@@ -97,8 +97,13 @@ GpuRingFeed::GpuRingFeed(RuntimeConfig& rc, uint16_t port_id, const BatchShape& 
   // A batch may hold at most the slots a ring has beyond those armed in its descriptors.
   const uint32_t capacity = std::min(shape.capacity, p.slots_per_ring - p.ring_size);
   const uint32_t per_ring = std::max<uint32_t>(2, rc.settings.batches / p.rings);
-  batches_ = std::make_unique<gpuring::RingBatches>(
-      *rings_, capacity, per_ring, uint64_t(rc.settings.batch_timeout_us) * 1000, shape.result_stride);
+  // The port feeds one chain: its batches close on that chain's deadline.
+  const auto fed = std::find_if(rc.chains.begin(), rc.chains.end(),
+                                [&](const Chain& c) { return c.from == port_id; });
+  const uint32_t deadline_us = fed != rc.chains.end() ? fed->batch_deadline_us : rc.settings.batch_deadline_us;
+  batches_ = std::make_unique<gpuring::RingBatches>(*rings_, capacity, per_ring,
+                                                    uint64_t(std::max<uint32_t>(1, deadline_us)) * 1000,
+                                                    shape.result_stride);
   if (cfg.real_nic()) {
     real_nic_ = gpuring::DpdkNic::attach(cfg, *rings_);
   } else {

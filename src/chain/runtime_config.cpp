@@ -1,5 +1,7 @@
 #include "chain/runtime_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -31,9 +33,31 @@ YAML::Node load_yaml(const std::string& path) {
   return root;
 }
 
+constexpr int64_t kMaxBatchDeadlineUs = 10'000'000;
+constexpr double kMaxLatencyBoundUs = 1e7;
+
+// A chain's latency bound and batching deadline: its own keys, else the settings'. The
+// deadline defaults to a quarter of the bound, leaving the rest for the NFs and egress.
+void parse_chain_latency(const ConfigNode& c, const Settings& s, Chain& chain) {
+  chain.latency_bound_us = s.latency_bound_us;
+  if (auto b = c.get("latency_bound_us")) {
+    chain.latency_bound_us = b->as_double();
+    if (!(chain.latency_bound_us > 0 && chain.latency_bound_us <= kMaxLatencyBoundUs))
+      b->fail("latency_bound_us must be in (0, 10000000] microseconds");
+  }
+  const double derived = std::max(1.0, std::floor(chain.latency_bound_us / 4));
+  chain.batch_deadline_us = s.batch_deadline_us ? s.batch_deadline_us : uint32_t(derived);
+  if (auto d = c.get("batch_deadline_us")) {
+    const int64_t us = d->as_int(INT64_MIN, INT64_MAX);
+    if (us < 1 || us > kMaxBatchDeadlineUs)
+      d->fail("batch_deadline_us must be in [1, 10000000] microseconds");
+    chain.batch_deadline_us = static_cast<uint32_t>(us);
+  }
+}
+
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
-               "batch_timeout_us", "queue_batches", "scheduler", "model", "latency_bound_us",
+               "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain"});
   Settings s;
@@ -44,8 +68,8 @@ Settings parse_settings(const ConfigNode& n) {
   s.workers = static_cast<uint32_t>(n.int_or("workers", 0, 0, 1024));
   s.cpu_workers_per_nf = static_cast<uint32_t>(n.int_or("cpu_workers_per_nf", 0, 0, 64));
   s.gpu_in_flight = static_cast<uint32_t>(n.int_or("gpu_in_flight", s.gpu_in_flight, 1, 64));
-  s.batch_timeout_us =
-      static_cast<uint32_t>(n.int_or("batch_timeout_us", s.batch_timeout_us, 1, 10'000'000));
+  s.batch_deadline_us =
+      static_cast<uint32_t>(n.int_or("batch_deadline_us", s.batch_deadline_us, 0, kMaxBatchDeadlineUs));
   s.queue_batches = static_cast<uint32_t>(n.int_or("queue_batches", 0, 0, 1 << 16));
   s.scheduler = n.str_or("scheduler", s.scheduler);
   if (s.scheduler != "temporal" && s.scheduler != "fair" && s.scheduler != "unco" &&
@@ -63,7 +87,7 @@ Settings parse_settings(const ConfigNode& n) {
     if (!(v > 0 && v <= max)) n[key].fail(std::string(key) + " must be in (0, " + std::to_string(max) + "]");
     return v;
   };
-  s.latency_bound_us = positive("latency_bound_us", s.latency_bound_us, 1e7);
+  s.latency_bound_us = positive("latency_bound_us", s.latency_bound_us, kMaxLatencyBoundUs);
   s.sched_p = positive("sched_p", s.sched_p, 1.0);
   s.sched_c_us = positive("sched_c_us", s.sched_c_us, 1e6);
   if (n.has("sched_fold_remainder")) s.sched_fold_remainder = n["sched_fold_remainder"].as_bool();
@@ -196,7 +220,8 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   const std::vector<ConfigNode> chain_nodes =
       rc.forwards.empty() || root.has("chains") ? root["chains"].items() : std::vector<ConfigNode>{};
   for (const ConfigNode& c : chain_nodes) {
-    c.only_keys({"name", "from", "path", "to", "routes", "backpressure", "qt"});
+    c.only_keys({"name", "from", "path", "to", "routes", "backpressure", "qt", "latency_bound_us",
+                 "batch_deadline_us"});
     Chain chain;
     std::string from = c.str("from");
     auto from_id = port_id_of(from);
@@ -213,6 +238,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
       chain.qt = c["qt"].as_double();
       if (!(chain.qt >= 1.0 && chain.qt <= 64.0)) c["qt"].fail("qt must be in [1, 64] batches");
     }
+    parse_chain_latency(c, rc.settings, chain);
     if (auto to = c.get("to")) {
       std::string to_name = to->as_string();
       auto to_id = port_id_of(to_name);

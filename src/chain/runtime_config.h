@@ -23,6 +23,8 @@ struct Chain {
   uint16_t to = kNoPort;                // egress for packets whose NFs chose none
   bool backpressure = false;            // Simmer's slow-down / fasten-up between nodes
   double qt = 2.8;                      // queue threshold, in batches of the node's batch size
+  double latency_bound_us = 1000;       // rx-to-tx p99 the chain must keep (report: held or not)
+  uint32_t batch_deadline_us = 250;     // a partial batch leaves ingress once its first frame is this old
 
   // Replaces the chain with a straight path through `nfs` (tests, benchmarks).
   void set_path(const std::vector<uint16_t>& nfs) {
@@ -39,12 +41,12 @@ struct Settings {
   uint32_t workers = 0;                 // CPU backend worker threads; 0: all cores but two
   uint32_t cpu_workers_per_nf = 0;      // >0: that many threads per stage instead of a pool
   uint32_t gpu_in_flight = 4;           // GPU backend: batches on each stage's stream at once
-  uint32_t batch_timeout_us = 100;      // a partial batch is sent after this idle time
+  uint32_t batch_deadline_us = 0;       // every chain's batching deadline; 0: a quarter of its bound
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet
   uint32_t gpu_sms = 0;                 // SMs the chains may use (0: the whole GPU)
   std::string model_file;               // gnet: performance model (gpunfv profile's output)
-  double latency_bound_us = 1000;       // gnet: per-NF latency bound L
+  double latency_bound_us = 1000;       // every chain's bound unless it names its own; gnet's L
   double sched_p = 0.1;                 // gnet: throughput step P per round
   double sched_c_us = 20;               // gnet: overhead C per launch
   bool sched_fold_remainder = true;     // gnet: SMs below a partition step join the limiting NF

@@ -20,6 +20,22 @@ nlohmann::json drops_json(const DropCounts& d) {
   return j;
 }
 
+// One line per chain: its rx-to-tx quantiles against its latency bound.
+std::string chain_latency_lines(const RunStats& s) {
+  std::string out;
+  for (const auto& c : s.chains) {
+    if (!c.contains("latency_ns")) continue;
+    const auto& l = c["latency_ns"];
+    const auto& held = c["bound_held"];
+    out += fmt::format("{}chain {}: latency p50 {:.1f} us, p99 {:.1f} us, p999 {:.1f} us; bound {:g} us {}\n",
+                       out.empty() ? "\n" : "", c["name"].get<std::string>(),
+                       l["p50"].get<uint64_t>() / 1e3, l["p99"].get<uint64_t>() / 1e3,
+                       l["p999"].get<uint64_t>() / 1e3, c["latency_bound_us"].get<double>(),
+                       held.is_null() ? "(no packet timed)" : held.get<bool>() ? "held" : "MISSED");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_progress(const ProgressSample& s) {
@@ -61,6 +77,7 @@ std::string summary_table(const RunStats& s) {
                          n.drops.total(), reasons);
     }
   }
+  out += chain_latency_lines(s);
   for (const auto& c : s.chains) {
     if (!c.contains("stages") || c["stages"].size() < 2) continue;
     out += fmt::format("\nchain {} (backpressure {}{}): per NF queue\n", c["name"].get<std::string>(),

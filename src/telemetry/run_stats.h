@@ -21,6 +21,7 @@ struct RunStats {
   std::vector<NfCounters> nfs;                       // index = NF index
   std::vector<nlohmann::json> nf_reports;            // NF-specific report keys, per NF
   LatencyHistogram latency;                          // rx to tx, transmitted packets
+  std::vector<LatencyHistogram> chain_latency;       // the same per chain (index = chain)
   uint64_t latency_untimed = 0;  // transmitted packets not timed (a forward's latency_sample)
   nlohmann::json chains = nlohmann::json::array();   // per chain: stage queues, flow control
   nlohmann::json scheduler;                          // GPU sharing policy and allocations

@@ -92,7 +92,7 @@ ports:
 )" + std::string(kProbeNf) + R"(
 chains:
   - {from: gen, path: [p], to: out}
-settings: {batch_size: 64, batches: 16, workers: 3, batch_timeout_us: 5}
+settings: {batch_size: 64, batches: 16, workers: 3, batch_deadline_us: 5}
 )");
   ASSERT_EQ(rc.ports[0]->rx_queues(), 4);
   RunStats s = run(rc, RunOptions{Backend::cpu, 0, nullptr});
@@ -139,7 +139,7 @@ ports:
 chains:
   - {from: ga, path: [], to: out}
   - {from: gb, path: [], to: out}
-settings: {batch_size: 32, batches: 32, workers: 2, batch_timeout_us: 5}
+settings: {batch_size: 32, batches: 32, workers: 2, batch_deadline_us: 5}
 )");
   RunStats s = run(rc, RunOptions{Backend::cpu, 0, nullptr});
   rc.ports.clear();
@@ -208,7 +208,7 @@ nfs:
     routes: {file: )" + testing::source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
 chains:
   - {from: gen, path: [r1]}
-settings: {batch_size: 512, batches: 32, batch_timeout_us: 10}
+settings: {batch_size: 512, batches: 32, batch_deadline_us: 10}
 )"));
     RunStats s = run(rc, RunOptions{backend, 0, nullptr});
     rc.ports.clear();

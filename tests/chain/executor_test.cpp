@@ -49,7 +49,7 @@ ports:
   - {name: out, type: pcap, tx: out.pcap}
 chains:
   - {from: in, path: [], to: out}
-settings: {batch_size: 7, batches: 16, workers: 4, batch_timeout_us: 1}
+settings: {batch_size: 7, batches: 16, workers: 4, batch_deadline_us: 1}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
   RunStats s = run(rc, RunOptions{Backend::cpu, 0, nullptr});

@@ -79,6 +79,21 @@ setings: {{batch_size: 64}}
     expect_config_error(gpunfv, config, f"{config}:6", "setings")
 
 
+@pytest.mark.parametrize("key, value", [("latency_bound_us", "0"), ("latency_bound_us", "-5"),
+                                        ("batch_deadline_us", "0")])
+def test_bad_chain_latency_keys(gpunfv, tmp_path, key, value):
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: discard}}
+chains:
+  - from: in
+    to: out
+    {key}: {value}
+""")
+    expect_config_error(gpunfv, config, f"{config}:7", key)
+
+
 def test_unknown_port_type(gpunfv, tmp_path):
     config = config_file(tmp_path, f"""\
 ports:

@@ -193,7 +193,7 @@ def test_queues_deliver_one_queues_frames_with_flow_order(gpunfv, tmp_path):
             ports=[generator(count=20_011, size="64-700", flows=300, seed=11, queues=queues),
                    {"name": "out", "type": "pcap", "tx": out}],
             chains=[{"from": "gen", "to": "out"}],
-            settings={"batch_size": 128, "batches": 16, "batch_timeout_us": 10})
+            settings={"batch_size": 128, "batches": 16, "batch_deadline_us": 10})
         report = run_chain(gpunfv, config)
         assert report["ports"]["gen"]["rx_packets"] == 20_011
         assert report["ports"]["out"]["tx_packets"] == 20_011

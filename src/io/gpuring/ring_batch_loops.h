@@ -5,7 +5,7 @@
 // its slot: slot_index names it; rx_ns and wire_ns are the ring clock when rx took the packet,
 // one reading for the packets taken in one look, mapped to the host's CLOCK_MONOTONIC and UNIX
 // time by the view's offsets), publishes the batch as ready when it holds `capacity` packets or
-// timeout_ns after its first packet. Without a free batch it leaves packets in the
+// once its first packet is timeout_ns old, whether or not more keep arriving. Without a free batch it leaves packets in the
 // ring (the NIC then drops at a full ring: nic_rx_ring_full), as a driver without mbufs does.
 // tx: takes done batches in order; queues every packet whose verdict is none, with its
 // (possibly changed) length, for its ring's tx descriptors, frees the slot of every dropped
@@ -87,7 +87,9 @@ GPUNFV_HD void rx_batch_loop(const RingSetView& v, const RingBatchView& bv, uint
           batched.add(k);
           if (n == 0) first_ns = now;
           n += k;
+          // Full, or its first packet has waited the deadline while frames kept coming.
           if (n == bv.capacity) publish(false);
+          else if (now - first_ns >= bv.timeout_ns) publish(true);
         }
         continue;
       }
