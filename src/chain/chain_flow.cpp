@@ -4,13 +4,22 @@
 
 namespace gpunfv {
 
+namespace {
+
+// Callers read the clock before taking the lock, so a thread can arrive with a time earlier
+// than one another thread already recorded: such an interval counts as empty, never wraps.
+uint64_t ns_between(uint64_t since, uint64_t now) { return now > since ? now - since : 0; }
+
+}  // namespace
+
 ChainFlow::ChainFlow(size_t stages, double threshold_packets, uint32_t queue_batches)
     : st_(stages), threshold_(threshold_packets), queue_batches_(queue_batches) {}
 
 void ChainFlow::account_occupancy(Stage& st, uint64_t now_ns) {
-  if (st.last_change_ns && now_ns > st.last_change_ns)
-    st.m.queued_packet_seconds += double(st.queued_packets) * double(now_ns - st.last_change_ns) * 1e-9;
-  st.last_change_ns = now_ns;
+  if (st.last_change_ns)
+    st.m.queued_packet_seconds +=
+        double(st.queued_packets) * double(ns_between(st.last_change_ns, now_ns)) * 1e-9;
+  st.last_change_ns = std::max(st.last_change_ns, now_ns);
 }
 
 void ChainFlow::monitor(size_t s, uint64_t now_ns) {
@@ -23,7 +32,7 @@ void ChainFlow::monitor(size_t s, uint64_t now_ns) {
     up.slowed_since = now_ns;
     ++up.m.slow_down_signals;
   } else {
-    up.m.slowed_ns += now_ns - up.slowed_since;
+    up.m.slowed_ns += ns_between(up.slowed_since, now_ns);
   }
 }
 
@@ -95,9 +104,10 @@ std::vector<StageMetrics> ChainFlow::metrics(uint64_t now_ns) const {
   std::vector<StageMetrics> out;
   for (const Stage& st : st_) {
     StageMetrics m = st.m;
-    if (st.slowed) m.slowed_ns += now_ns - st.slowed_since;
-    if (st.last_change_ns && now_ns > st.last_change_ns)
-      m.queued_packet_seconds += double(st.queued_packets) * double(now_ns - st.last_change_ns) * 1e-9;
+    if (st.slowed) m.slowed_ns += ns_between(st.slowed_since, now_ns);
+    if (st.last_change_ns)
+      m.queued_packet_seconds +=
+          double(st.queued_packets) * double(ns_between(st.last_change_ns, now_ns)) * 1e-9;
     out.push_back(m);
   }
   return out;

@@ -164,7 +164,10 @@ class Pipeline {
   }
 
  private:
-  bool past_deadline(uint64_t now) const { return deadline_ && now >= deadline_; }
+  // The one check that ends the run early: --duration, or a stop asked from outside.
+  bool past_deadline(uint64_t now) const {
+    return (deadline_ && now >= deadline_) || (opt_.stop && opt_.stop->load(std::memory_order_relaxed));
+  }
 
   // Rx threads of a chain: one per rx queue of its port, at most settings.ingress_threads.
   uint16_t ingress_threads(const Chain& chain) const {

@@ -9,6 +9,7 @@
 // port is paused, not overrun).
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 
 #include "chain/runtime_config.h"
@@ -21,6 +22,9 @@ struct RunOptions {
   Backend backend = Backend::cpu;
   double duration_s = 0;          // 0: until every ingress port is exhausted
   std::FILE* progress = stderr;   // nullptr: no progress lines
+  // Once true (the CLI sets it on SIGINT/SIGTERM), the run ends as at its deadline: ports stop,
+  // what is in flight drains, and run() returns the full stats.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 RunStats run(RuntimeConfig& rc, const RunOptions& opt);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "chain/file_roles.h"
 #include "chain/nf_factory.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_port.h"
@@ -30,6 +31,7 @@ YAML::Node load_yaml(const std::string& path) {
     throw ConfigError(path, std::string("cannot read the file: ") + e.what());
   }
   if (!root.IsMap()) throw ConfigError(path, "expected a map with ports:, nfs: and chains:");
+  reject_duplicate_keys(root, path);
   return root;
 }
 
@@ -170,6 +172,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   RuntimeConfig rc;
   rc.file = path;
   if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
+  check_file_roles(root);
 
   // Port names first, so NFs (router next hops) can refer to them before ports are built.
   std::map<std::string, uint16_t> port_ids;

@@ -9,6 +9,7 @@
 
 #include "chain/executor.h"
 #include "cli/profile_command.h"
+#include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
 #include "chain/runtime_config.h"
 #include "core/error.h"
@@ -69,6 +70,8 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                      f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
                      f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
+  // Only now: a signal while the config loads still ends gpunfv at once, nothing has run yet.
+  opt.stop = &install_stop_signals();
   RunStats stats = run(rc, opt);
   std::fputs(summary_table(stats).c_str(), stdout);
   if (!report.empty()) {

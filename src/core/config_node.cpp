@@ -1,7 +1,12 @@
 #include "core/config_node.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <map>
 
 namespace gpunfv {
 
@@ -85,6 +90,18 @@ std::string ConfigNode::resolve_path(const std::string& p) const {
 
 std::string ConfigNode::path(const std::string& key) const { return resolve_path(str(key)); }
 
+std::string ConfigNode::input_file(const std::string& key, const std::string& kind) const {
+  return (*this)[key].as_input_file(kind);
+}
+
+std::string ConfigNode::as_input_file(const std::string& kind) const {
+  const std::string p = resolve_path(as_string());
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) fail(p + ": cannot open " + kind + ": is a folder");
+  if (access(p.c_str(), R_OK) != 0) fail(p + ": cannot open " + kind + ": " + std::strerror(errno));
+  return p;
+}
+
 void ConfigNode::only_keys(std::initializer_list<const char*> allowed) const {
   if (!node_.IsMap()) fail("expected a map");
   for (const auto& kv : node_) {
@@ -96,6 +113,23 @@ void ConfigNode::only_keys(std::initializer_list<const char*> allowed) const {
       throw ConfigError(gpunfv::where(file_, kv.first.Mark().line + 1),
                         "unknown key '" + k + "' (expected one of: " + list + ")");
     }
+  }
+}
+
+void reject_duplicate_keys(const YAML::Node& root, const std::string& file) {
+  if (root.IsSequence())
+    for (const YAML::Node& item : root) reject_duplicate_keys(item, file);
+  if (!root.IsMap()) return;
+  std::map<std::string, long> first_line;
+  for (const auto& kv : root) {
+    if (kv.first.IsScalar()) {
+      const long line = kv.first.Mark().line + 1;
+      auto [it, is_new] = first_line.try_emplace(kv.first.Scalar(), line);
+      if (!is_new)
+        throw ConfigError(gpunfv::where(file, line), "duplicate key '" + kv.first.Scalar() +
+                                                         "' (first at line " + std::to_string(it->second) + ")");
+    }
+    reject_duplicate_keys(kv.second, file);
   }
 }
 

@@ -42,6 +42,10 @@ class ConfigNode {
   // Resolves a path given in the config relative to the config file's folder.
   std::string path(const std::string& key) const;
   std::string resolve_path(const std::string& p) const;
+  // The same for a file the run reads (`kind`: "route file", ...), failing at this config line
+  // when it cannot be opened: the error names the config line as well as the file.
+  std::string input_file(const std::string& key, const std::string& kind) const;
+  std::string as_input_file(const std::string& kind) const;
 
   // Fails on keys of a map that are not in `allowed` (catches typos such as `rotes:`).
   void only_keys(std::initializer_list<const char*> allowed) const;
@@ -52,5 +56,9 @@ class ConfigNode {
   YAML::Node node_;
   std::string file_;
 };
+
+// Fails (ConfigError at the second one's line) on a key repeated in a map anywhere under
+// `root`: yaml-cpp keeps both and reads the first, so the second would be silently ignored.
+void reject_duplicate_keys(const YAML::Node& root, const std::string& file);
 
 }  // namespace gpunfv

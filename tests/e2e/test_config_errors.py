@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import struct
 from pathlib import Path
 
@@ -180,6 +181,101 @@ chains:
   - {{from: in, to: out}}
 """)
     expect_config_error(gpunfv, config, f"{config}:4", "duplicate", "out")
+
+
+def test_duplicate_settings_key(gpunfv, tmp_path):
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: discard}}
+chains:
+  - {{from: in, to: out}}
+settings:
+  batch_size: 64
+  batches: 8
+  batch_size: 128
+""")
+    expect_config_error(gpunfv, config, f"{config}:9", "duplicate key 'batch_size'", "line 7")
+
+
+def test_duplicate_key_in_a_port(gpunfv, tmp_path):
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: discard,
+     name: other}}
+chains:
+  - {{from: in, to: out}}
+""")
+    expect_config_error(gpunfv, config, f"{config}:4", "duplicate key 'name'", "line 3")
+
+
+def two_port_config(tmp_path: Path, extra_port: str, nf: str = "") -> Path:
+    """`in` reads a copy of DNS (a test may name it as an output) and, through `nfs:` when
+    given, feeds `out`; `extra_port` is line 4."""
+    shutil.copy(DNS, tmp_path / "in.cap")
+    chain = "{from: in, path: [nf], to: out}" if nf else "{from: in, to: out}"
+    nfs = f"nfs:\n  - {nf}\n" if nf else ""
+    return config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(tmp_path / "in.cap")}}}
+  - {{name: out, type: pcap, tx: {q(tmp_path / "out.pcap")}}}
+  - {extra_port}
+{nfs}chains:
+  - {chain}
+""")
+
+
+def test_tx_over_the_config_file(gpunfv, tmp_path):
+    config = two_port_config(tmp_path, "{name: o2, type: pcap, tx: config.yaml}")
+    before = config.read_text()
+    expect_config_error(gpunfv, config, f"{config}:4", "port 'o2'", "is also the configuration file")
+    assert config.read_text() == before  # checked before the capture is opened (truncated)
+
+
+def test_tx_over_an_rx_capture(gpunfv, tmp_path):
+    capture = tmp_path / "in.cap"
+    config = two_port_config(tmp_path, "{name: o2, type: pcap, tx: in.cap}")
+    expect_config_error(gpunfv, config, f"{config}:4", str(capture), "is also the rx capture of port 'in'",
+                        f"{config}:2")
+    assert capture.read_bytes() == DNS.read_bytes()
+
+
+def test_two_ports_writing_one_file(gpunfv, tmp_path):
+    # The same file spelled relative to the config and absolute.
+    config = two_port_config(tmp_path, "{name: o2, type: pcap, tx: ./out.pcap}")
+    expect_config_error(gpunfv, config, f"{config}:4", "out.pcap", "is also written as the tx capture of port 'out'")
+
+
+def test_tx_over_a_route_file(gpunfv, tmp_path):
+    routes = tmp_path / "r.routes"
+    routes.write_text("10.0.0.0/8 out\n")
+    config = two_port_config(tmp_path, f"{{name: o2, type: pcap, tx: {q(routes)}}}",
+                             nf=f"{{name: nf, type: router, routes: {{file: {q(routes)}}}}}")
+    expect_config_error(gpunfv, config, f"{config}:4", "is also the route file of NF 'nf'", f"{config}:6")
+    assert routes.read_text() == "10.0.0.0/8 out\n"
+
+
+def test_alert_log_over_a_rule_file(gpunfv, tmp_path):
+    rules = tmp_path / "a.rules"
+    rules.write_text('alert tcp any any -> any any (msg:"x"; content:"GET"; sid:1;)\n')
+    config = two_port_config(tmp_path, "{name: o2, type: discard}",
+                             nf=f"{{name: nf, type: nids, rules: [{q(rules)}], alerts: {q(rules)}}}")
+    expect_config_error(gpunfv, config, f"{config}:6", "the alert log of NF 'nf'", "is also a rule file")
+
+
+def test_missing_route_file_names_the_config_line(gpunfv, tmp_path):
+    routes = tmp_path / "absent.routes"
+    config = two_port_config(tmp_path, "{name: o2, type: discard}",
+                             nf=f"{{name: nf, type: router, routes: {q(routes)}}}")
+    expect_config_error(gpunfv, config, f"{config}:6", f"{routes}: cannot open route file")
+
+
+def test_missing_rule_file_names_the_config_line(gpunfv, tmp_path):
+    rules = tmp_path / "absent.rules"
+    config = two_port_config(tmp_path, "{name: o2, type: discard}",
+                             nf=f"{{name: nf, type: firewall, rules: {q(rules)}}}")
+    expect_config_error(gpunfv, config, f"{config}:6", f"{rules}: cannot open rule file")
 
 
 def router_config(tmp_path: Path, routes_yaml: str) -> Path:

@@ -25,6 +25,15 @@ void* aligned_zeroed(size_t bytes) {
 
 }  // namespace
 
+MappedLayout mapped_layout(uint32_t rings) {
+  static_assert(alignof(RunFlags) == 64 && alignof(RingDone) == 64);
+  MappedLayout m;
+  m.flags = align_up(kBarBytes, alignof(RunFlags));
+  m.done = align_up(m.flags + sizeof(RunFlags), alignof(RingDone));
+  m.total = m.done + sizeof(RingDone) * rings;
+  return m;
+}
+
 // Offsets of the arrays inside the ring memory; packet slots come last so snapshots copy only
 // the part before them.
 struct RingSet::Layout {
@@ -81,7 +90,8 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
 
   // Registers and flags: mapped pinned memory on the GPU path, plain memory otherwise.
   if (p.rings > kMaxQueues) throw std::invalid_argument("at most 128 rings (the 82599's queue registers)");
-  const size_t mapped_bytes = kBarBytes + sizeof(RunFlags) + sizeof(RingDone) * p.rings;
+  const MappedLayout ml = mapped_layout(p.rings);
+  const size_t mapped_bytes = ml.total;
   uint8_t* dev_bar = nullptr;
   RunFlags* dev_flags = nullptr;
   RingDone* dev_done = nullptr;
@@ -92,8 +102,8 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
     void* dev_mapped = nullptr;
     GPUNFV_CUDA(cudaHostGetDevicePointer(&dev_mapped, mapped_, 0));
     dev_bar = static_cast<uint8_t*>(dev_mapped);
-    dev_flags = reinterpret_cast<RunFlags*>(dev_bar + kBarBytes);
-    dev_done = reinterpret_cast<RingDone*>(dev_flags + 1);
+    dev_flags = reinterpret_cast<RunFlags*>(dev_bar + ml.flags);
+    dev_done = reinterpret_cast<RingDone*>(dev_bar + ml.done);
 #else
     throw std::runtime_error("gpuring: device placement needs a build with CUDA");
 #endif
@@ -101,8 +111,8 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
     mapped_ = aligned_zeroed(mapped_bytes);
   }
   host_bar_ = static_cast<uint8_t*>(mapped_);
-  host_flags_ = reinterpret_cast<RunFlags*>(host_bar_ + kBarBytes);
-  host_done_ = reinterpret_cast<RingDone*>(host_flags_ + 1);
+  host_flags_ = reinterpret_cast<RunFlags*>(host_bar_ + ml.flags);
+  host_done_ = reinterpret_cast<RingDone*>(host_bar_ + ml.done);
   if (where == Placement::host) {
     dev_bar = host_bar_;
     dev_flags = host_flags_;

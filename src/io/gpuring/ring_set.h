@@ -19,6 +19,14 @@ namespace gpunfv::gpuring {
 
 enum class Placement { host, device };
 
+// Offsets in the mapped block (registers, then run flags, then one RingDone per ring). The
+// flags start on a 64-byte line of their own: their alignas is what keeps host and GPU writers
+// off each other's line, and the BAR's size (0xE018) is not a multiple of 64.
+struct MappedLayout {
+  size_t flags, done, total;
+};
+MappedLayout mapped_layout(uint32_t rings);
+
 // Where every slot is at exit. A slot counted twice, never, or outside its ring's range is a
 // protocol bug; ok() is what tests and the port's shutdown check.
 struct SlotAudit {

@@ -57,7 +57,7 @@ std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
     type->fail("expected type 'firewall', got '" + type->as_string() + "'");
   FirewallAction rule_action = action_setting(node, "action", FirewallAction::drop);
   FirewallAction no_match = action_setting(node, "default", FirewallAction::accept);
-  std::string file = node.path("rules");
+  std::string file = node.input_file("rules", "rule file");
   std::vector<ClassBenchRule> rules = read_classbench_file(file);
   try {
     return std::make_unique<Firewall>(name, std::move(rules), rule_action, no_match, file);

@@ -49,9 +49,9 @@ std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
   ConfigNode rules_node = node["rules"];
   std::vector<std::string> files;
   if (rules_node.is_scalar()) {
-    files.push_back(node.path("rules"));
+    files.push_back(node.input_file("rules", "rule file"));
   } else if (rules_node.is_sequence()) {
-    for (const ConfigNode& item : rules_node.items()) files.push_back(item.resolve_path(item.as_string()));
+    for (const ConfigNode& item : rules_node.items()) files.push_back(item.as_input_file("rule file"));
   }
   if (files.empty()) rules_node.fail("rules: expected a rule file path or a list of them");
 

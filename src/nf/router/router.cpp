@@ -69,10 +69,10 @@ std::unique_ptr<Router> Router::from_config(const ConfigNode& node, const PortId
   ConfigNode routes = node["routes"];
   RouteTable table;
   if (routes.is_scalar()) {
-    table = read_route_file(node.path("routes"), port_id_of);
+    table = read_route_file(node.input_file("routes", "route file"), port_id_of);
   } else if (routes.is_map()) {
     routes.only_keys({"file", "spread"});
-    std::string file = routes.path("file");
+    std::string file = routes.input_file("file", "route file");
     if (auto spread = routes.get("spread"))
       table = spread_table(*spread, file, port_id_of);
     else

@@ -37,6 +37,26 @@ TEST(GpuRingProtocol, RegistersAtTheir82599Offsets) {
   EXPECT_EQ(*rs.host_regs(0).rdt, 15u);
 }
 
+// The flags after the BAR each start a 64-byte line: a misaligned RunFlags is undefined
+// behaviour and would share its line with the last registers.
+TEST(GpuRingProtocol, RunFlagsAndDoneFlagsOn64ByteLines) {
+  for (uint32_t rings : {1u, 3u, 128u}) {
+    const MappedLayout m = mapped_layout(rings);
+    EXPECT_EQ(m.flags % 64, 0u) << rings;
+    EXPECT_EQ(m.done % 64, 0u) << rings;
+    EXPECT_GE(m.flags, kBarBytes);
+    EXPECT_GE(m.done, m.flags + sizeof(RunFlags));
+    EXPECT_EQ(m.total, m.done + sizeof(RingDone) * rings);
+  }
+  RingParams p = params(16, 4, 1'000'000'000);
+  p.rings = 3;
+  RingSet rs(p, Placement::host);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(rs.host_flags()) % 64, 0u);
+  for (uint32_t r = 0; r < 3; ++r) EXPECT_EQ(reinterpret_cast<uintptr_t>(rs.host_done() + r) % 64, 0u);
+  EXPECT_EQ(rs.view().flags, rs.host_flags());
+  EXPECT_EQ(rs.view().done, rs.host_done());
+}
+
 TEST(GpuRingProtocol, InitialStateArmsEveryDescriptor) {
   RingSet rs(params(16, 4, 1'000'000'000), Placement::host);
   const RingSetView& v = rs.view();

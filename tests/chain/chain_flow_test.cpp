@@ -1,0 +1,35 @@
+// ChainFlow's time sums when callers' clock readings reach the lock out of order: a reading
+// taken before the lock can be older than one another thread already recorded.
+#include <gtest/gtest.h>
+
+#include "chain/chain_flow.h"
+
+namespace gpunfv {
+namespace {
+
+TEST(ChainFlow, SlowedTimeNeverWrapsOnAnEarlierReading) {
+  ChainFlow flow(2, /*threshold_packets=*/1, /*queue_batches=*/0);
+  Batch b(4, 64, MemoryKind::host);
+  b.batch_seq = 0;
+  ASSERT_TRUE(flow.push(1, &b, 4, 2'000));  // stage 1 over threshold: stage 0 slowed at 2 us
+  EXPECT_TRUE(flow.ingress_paused());
+  ASSERT_EQ(flow.pop(1, 1'000), &b);  // a reading from before the push ends the slow-down
+  EXPECT_FALSE(flow.ingress_paused());
+  const std::vector<StageMetrics> m = flow.metrics(3'000);
+  EXPECT_EQ(m[0].slowed_ns, 0u);
+  EXPECT_EQ(m[0].slow_down_signals, 1u);
+  EXPECT_GE(m[1].queued_packet_seconds, 0.0);
+  EXPECT_LT(m[1].queued_packet_seconds, 1e-6);
+}
+
+TEST(ChainFlow, SlowedTimeStillOpenIsNeverNegative) {
+  ChainFlow flow(2, 1, 0);
+  Batch b(4, 64, MemoryKind::host);
+  ASSERT_TRUE(flow.push(1, &b, 4, 5'000));
+  const std::vector<StageMetrics> m = flow.metrics(4'000);  // read before the push's time
+  EXPECT_EQ(m[0].slowed_ns, 0u);
+  EXPECT_EQ(flow.metrics(7'000)[0].slowed_ns, 2'000u);
+}
+
+}  // namespace
+}  // namespace gpunfv

@@ -1,0 +1,44 @@
+// ConfigNode's checks on the YAML itself: repeated keys, and input files named by a config line.
+#include <gtest/gtest.h>
+
+#include "core/config_node.h"
+
+namespace gpunfv {
+namespace {
+
+std::string duplicate_error(const std::string& yaml) {
+  try {
+    reject_duplicate_keys(YAML::Load(yaml), "c.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigNode, RepeatedKeyNamesBothLines) {
+  EXPECT_EQ(duplicate_error("a: 1\nb: 2\na: 3\n"), "c.yaml:3: duplicate key 'a' (first at line 1)");
+}
+
+TEST(ConfigNode, RepeatedKeyFoundInNestedMapsAndLists) {
+  EXPECT_EQ(duplicate_error("ports:\n  - {name: a,\n     name: b}\n"),
+            "c.yaml:3: duplicate key 'name' (first at line 2)");
+  EXPECT_EQ(duplicate_error("s:\n  m:\n    x: 1\n    x: 2\n"), "c.yaml:4: duplicate key 'x' (first at line 3)");
+}
+
+TEST(ConfigNode, SameKeyInSeparateMapsIsFine) {
+  EXPECT_EQ(duplicate_error("ports:\n  - {name: a}\n  - {name: b}\nname: c\n"), "");
+}
+
+TEST(ConfigNode, MissingInputFileFailsAtItsConfigLine) {
+  ConfigNode n(YAML::Load("x: 1\nroutes: /nonexistent/r.routes\n"), "c.yaml");
+  try {
+    n.input_file("routes", "route file");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("c.yaml:2: /nonexistent/r.routes: cannot open route file", 0), 0u)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpunfv
