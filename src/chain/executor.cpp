@@ -245,6 +245,7 @@ class Pipeline {
       }
       b->chain = static_cast<uint16_t>(chain_index);
       b->ingress_ns = first_ns;
+      stage_->note_batch(b->chain, b->count() >= cap);
       number(*b);
       in_flight_.fetch_add(1);
       stage_->submit(b);

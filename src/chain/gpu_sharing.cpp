@@ -55,12 +55,44 @@ GpuSharing::GpuSharing(const RuntimeConfig& rc)
 
 void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::string& why,
                        const std::vector<uint32_t>& batches) {
+  Lanes lanes;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    // The same SM split: the partitions and their streams stay, only the batches change.
+    if (!lanes_.empty() && sms == current_sms_) lanes = lanes_;
+  }
+  const bool rebuilt = lanes.empty();
+  if (rebuilt) lanes = make_lanes(sms);
+  std::string line = std::string(scheduler_policy_name(policy_)) + ":";
+  for (size_t c = 0; c < lanes.size(); ++c)
+    for (size_t k = 0; k < lanes[c].size(); ++k) {
+      const Lane& lane = *lanes[c][k];
+      line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
+                          lane.sms ? fmt::format("{}SM", lane.sms)
+                                   : lane.gs.max_blocks ? fmt::format("<={}blk", lane.gs.max_blocks)
+                                                        : std::string("all"));
+      if (c < batches.size() && batches[c]) line += fmt::format("/B{}", batches[c]);
+    }
+  const SmPartitions* owner = nullptr;
+  for (const auto& c : lanes)
+    if (!c.empty()) owner = c[0]->owner.get();
+  std::lock_guard<std::mutex> lk(m_);
+  current_sms_ = sms;
+  lanes_ = std::move(lanes);
+  if (!batches.empty()) ingress_batch_ = batches;
+  line_ = line;
+  partition_builds_ += rebuilt;
+  history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line}, {"why", why},
+                      {"partitions", owner ? owner->describe() : std::string()},
+                      {"partitions_rebuilt", rebuilt}});
+}
+
+GpuSharing::Lanes GpuSharing::make_lanes(const std::vector<std::vector<int>>& sms) const {
   std::vector<int> flat;
   for (const auto& c : sms) flat.insert(flat.end(), c.begin(), c.end());
   auto owner = std::make_shared<SmPartitions>(flat, info_.green_contexts, 0);
-  std::vector<std::vector<std::shared_ptr<const Lane>>> lanes(sms.size());
+  Lanes lanes(sms.size());
   size_t i = 0;
-  std::string line = std::string(scheduler_policy_name(policy_)) + ":";
   for (size_t c = 0; c < sms.size(); ++c) {
     for (size_t k = 0; k < sms[c].size(); ++k, ++i) {
       auto lane = std::make_shared<Lane>();
@@ -76,20 +108,9 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
       lane->gs.aux_done = (*owner)[i].aux_done;
       lane->sms = (*owner)[i].sms;
       lanes[c].push_back(lane);
-      line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
-                          lane->sms ? fmt::format("{}SM", lane->sms)
-                                    : lane->gs.max_blocks ? fmt::format("<={}blk", lane->gs.max_blocks)
-                                                          : std::string("all"));
-      if (c < batches.size() && batches[c]) line += fmt::format("/B{}", batches[c]);
     }
   }
-  std::lock_guard<std::mutex> lk(m_);
-  current_sms_ = sms;
-  lanes_ = std::move(lanes);
-  if (!batches.empty()) ingress_batch_ = batches;
-  line_ = line;
-  history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line}, {"why", why},
-                      {"partitions", owner->describe()}});
+  return lanes;
 }
 
 void GpuSharing::debug_replan() {
@@ -135,23 +156,28 @@ void GpuSharing::report(nlohmann::json& j) const {
        {"sms", info_.total_sms},
        {"green_contexts", info_.green_contexts},
        {"line", line_},
+       {"partition_builds", partition_builds_},
+       {"chain_plans", chain_plans_},
        {"plans", history_}};
 }
 
-void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
+void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
+                         const std::vector<double>& full_share) {
   if (policy_ != SchedulerPolicy::gnet) return;
   const uint64_t now = monotonic_ns();
   if (!replan_.due(node_pps, now)) return;
-  if (plan_gnet(node_pps, frame_bytes)) replan_.planned(node_pps, now);
+  if (plan_gnet(node_pps, frame_bytes, full_share)) replan_.planned(node_pps, now);
 }
 
-bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes) {
+bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
+                           const std::vector<double>& full_share) {
   const uint32_t size = static_cast<uint32_t>(std::lround(frame_bytes));
   // Chains split the SMs evenly; within a chain, G-NET's rule.
   const int chain_sms = budget_sms_ / int(std::max<size_t>(rc_.chains.size(), 1));
   std::vector<std::vector<int>> sms(rc_.chains.size());
   std::vector<uint32_t> batches(rc_.chains.size(), 0);
   std::string why = fmt::format("gnet at {} B/packet:", size);
+  nlohmann::json plans = nlohmann::json::array();
   SchedParams params;
   params.P = rc_.settings.sched_p;
   params.C_s = rc_.settings.sched_c_us * 1e-6;
@@ -212,18 +238,33 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
       line_ = "gnet: " + why;
       return false;
     }
-    // Nodes run per ingress batch: the largest of the NFs' minimum batches (Eq. 3) lets every
-    // NF reach its target; a larger batch only adds latency.
-    uint32_t batch = 0;
+    uint32_t capacity_batch = 0;
     for (const NodeAllocation& na : a.nodes) {
       sms[c].push_back(na.sms);
-      batch = std::max(batch, na.batch);
+      capacity_batch = std::max(capacity_batch, na.batch);
     }
-    batches[c] = batch;
-    why += fmt::format(" chain {} {:.1f} Mpps predicted ({} rounds)", chain.name, a.chain_pps / 1e6,
-                       a.rounds);
+    // The SMs serve the highest rate they can. The batch serves the rate offered now, so a
+    // lightly loaded chain does not wait to fill a batch sized for saturation; a saturated
+    // chain (ingress filled most batches) takes the rounds' batch, the largest of the NFs'
+    // Eq. 3 batches, or it could not grow past the rate it was measured at.
+    const bool saturated = c < full_share.size() && full_share[c] > 0.5;
+    RateBatch rb = batch_for_rate(nodes, a, chain_sms, in0, chain.latency_bound_us * 1e-6, params);
+    if (saturated && capacity_batch > rb.batch) rb.batch = capacity_batch;
+    batches[c] = rb.batch;
+    why += fmt::format(" chain {} {:.1f} Mpps predicted ({} rounds), batch {} for the {:.2f} Mpps "
+                       "offered{}, {:.0f} us predicted (bound {:g} us{})",
+                       chain.name, a.chain_pps / 1e6, a.rounds, rb.batch, in0 / 1e6,
+                       saturated ? " (saturated: the rounds' batch)" : "", rb.latency_s * 1e6, chain.latency_bound_us,
+                       rb.feasible ? "" : ": NOT feasible, " + rb.why);
+    plans.push_back({{"chain", chain.name}, {"offered_pps", in0}, {"capacity_pps", a.chain_pps},
+                     {"batch", rb.batch}, {"predicted_latency_us", rb.latency_s * 1e6},
+                     {"saturated", saturated}, {"bound_us", chain.latency_bound_us},
+                     {"bound_feasible", rb.feasible},
+                     {"why", rb.why}});
   }
   apply(sms, why, batches);
+  std::lock_guard<std::mutex> lk(m_);
+  chain_plans_ = std::move(plans);
   return true;
 }
 

@@ -46,7 +46,10 @@ class GpuSharing {
   SchedulerPolicy policy() const { return policy_; }
   // Packets per second into each node of each chain, and the mean frame size, as measured;
   // gnet re-plans when a rate moved by more than 10% since the last plan.
-  void observe(const std::vector<std::vector<double>>& node_pps, double mean_frame_bytes);
+  // full_share: per chain, the share of batches ingress closed full in the same window (the
+  // source had more than the batch took: saturated).
+  void observe(const std::vector<std::vector<double>>& node_pps, double mean_frame_bytes,
+               const std::vector<double>& full_share = {});
   // Tests: applies a different plan now (the SM sizes rotated among each chain's NFs, or, where
   // that changes nothing, the first NF shrunk to the smallest partition), so the switch-over
   // can be exercised under load whatever the policy.
@@ -57,9 +60,13 @@ class GpuSharing {
   void report(nlohmann::json& j) const;
 
  private:
+  using Lanes = std::vector<std::vector<std::shared_ptr<const Lane>>>;  // [chain][node]
+  // Makes `sms` the plan; a plan with the current SM split keeps the partitions it has.
   void apply(const std::vector<std::vector<int>>& sms, const std::string& why,
              const std::vector<uint32_t>& batches = {});
-  bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes);
+  Lanes make_lanes(const std::vector<std::vector<int>>& sms) const;
+  bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
+                 const std::vector<double>& full_share);
 
   const RuntimeConfig& rc_;
   SchedulerPolicy policy_;
@@ -68,7 +75,9 @@ class GpuSharing {
   std::string device_name_;
   ModelStore models_;
   mutable std::mutex m_;
-  std::vector<std::vector<std::shared_ptr<const Lane>>> lanes_;  // [chain][node]
+  Lanes lanes_;
+  uint64_t partition_builds_ = 0;
+  nlohmann::json chain_plans_ = nlohmann::json::array();  // gnet: per chain, the last plan's batch and bound  // SmPartitions made: the first plan and each changed split
   std::vector<uint32_t> ingress_batch_;
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
   ReplanTrigger replan_;

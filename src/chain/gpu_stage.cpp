@@ -85,6 +85,8 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
     device_name_ = prop.name;
     sharing_ = std::make_unique<GpuSharing>(rc);
+    batches_closed_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
+    batches_full_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
     if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
     if (const char* e = std::getenv("GPUNFV_DEBUG_UPLOAD_PREFIX")) upload_prefix_ = e[0] == '1';
     if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
@@ -478,8 +480,18 @@ class GpuStage final : public ProcessingStage {
         }
       }
       last_t = now;
-      sharing_->observe(pps, mean_frame_bytes());
+      sharing_->observe(pps, mean_frame_bytes(), take_full_shares());
     }
+  }
+
+  // Per chain, the share of batches ingress closed full since the last call.
+  std::vector<double> take_full_shares() {
+    std::vector<double> out(rc_.chains.size(), 0.0);
+    for (size_t c = 0; c < out.size(); ++c) {
+      const uint64_t full = batches_full_[c].exchange(0), all = batches_closed_[c].exchange(0);
+      out[c] = all ? double(full) / double(all) : 0.0;
+    }
+    return out;
   }
 
   double mean_frame_bytes() const {
@@ -491,6 +503,10 @@ class GpuStage final : public ProcessingStage {
   void note_frames(uint64_t packets, uint64_t bytes) override {
     frames_.fetch_add(packets, std::memory_order_relaxed);
     frame_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  void note_batch(uint16_t chain, bool full) override {
+    batches_closed_[chain].fetch_add(1, std::memory_order_relaxed);
+    if (full) batches_full_[chain].fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -509,6 +525,8 @@ class GpuStage final : public ProcessingStage {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> in_pipeline_{0};
   std::atomic<uint64_t> frames_{0}, frame_bytes_{0};
+  // Per chain: batches ingress closed, and of them full ones (note_batch).
+  std::vector<std::atomic<uint64_t>> batches_closed_, batches_full_;
   std::atomic<uint64_t> lane_moves_{0};
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made

@@ -41,6 +41,9 @@ class ProcessingStage {
   virtual uint32_t ingress_batch(uint16_t chain) const { return 0; }
   // Ingress tells the stage what it received (mean frame size for the scheduler's model).
   virtual void note_frames(uint64_t packets, uint64_t bytes) {}
+  // Ingress closed a batch of the chain: full (the source had more: the chain is saturated)
+  // or on its deadline.
+  virtual void note_batch(uint16_t chain, bool full) {}
   // Before a persistent kernel (a GPU ring's) starts, before start(): makes everything the
   // stage would otherwise make once batches flow (streams, events, device copies of
   // `host_batches`), since CUDA may make such a call wait for the persistent kernel for ever

@@ -326,6 +326,48 @@ Allocation whole_gpu(SchedulerPolicy policy, const std::vector<SchedNode>& nodes
 
 }  // namespace
 
+RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& a, int total_sms,
+                         double input_pps, double chain_bound_s, const SchedParams& p) {
+  RateBatch r;
+  if (nodes.size() != a.nodes.size() || nodes.empty() || !(input_pps > 0)) {
+    r.why = "no allocation or no measured input";
+    return r;
+  }
+  const double target = input_pps * (1 + p.P);
+  uint32_t batch = 1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int n = a.nodes[i].sms > 0 ? a.nodes[i].sms : total_sms;
+    NfModel kernel = nodes[i].model;
+    kernel.k2 = kernel.b2 = 0;  // the chain's transfer is counted once, below
+    const uint32_t b0 = min_per_sm_batch(kernel, n, target * nodes[i].share, p);
+    if (b0 == 0) {
+      r.why = fmt::format("'{}' cannot sustain {:.4g} pps on {} SMs within batches of {}",
+                          nodes[i].name, target * nodes[i].share, n, p.max_batch);
+      r.batch = p.max_batch;
+      batch = p.max_batch;
+      break;
+    }
+    batch = std::max(batch, b0 * uint32_t(n));
+  }
+  r.batch = std::min(batch, p.max_batch);
+  r.fill_s = (r.batch - 1) / input_pps;
+  double transfer = 0, kernels = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NfModel& m = nodes[i].model;
+    const int n = a.nodes[i].sms > 0 ? a.nodes[i].sms : total_sms;
+    transfer = std::max(transfer, m.k2 * r.batch + m.b2);
+    kernels += m.k1 * std::ceil(double(r.batch) / n) + m.b1 + p.C_s;
+  }
+  r.latency_s = r.fill_s + transfer + kernels;
+  if (!r.why.empty()) return r;
+  r.feasible = r.latency_s <= chain_bound_s;
+  if (!r.feasible)
+    r.why = fmt::format("at {:.4g} pps a batch of {} takes {:.0f} us (fill {:.0f}), over the bound "
+                        "of {:.0f} us", input_pps, r.batch, r.latency_s * 1e6, r.fill_s * 1e6,
+                        chain_bound_s * 1e6);
+  return r;
+}
+
 Allocation allocate(SchedulerPolicy policy, const std::vector<SchedNode>& nodes, int root,
                     const GpuBudget& budget, const SchedParams& params) {
   if (budget.total_sms <= 0 || budget.min_sms < 0 || budget.align_sms < 0)

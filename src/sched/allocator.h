@@ -83,6 +83,24 @@ struct Allocation {
 Allocation allocate(SchedulerPolicy policy, const std::vector<SchedNode>& nodes, int root,
                     const GpuBudget& budget, const SchedParams& params);
 
+// Beyond G-NET's rounds, whose batches serve the highest rate the SMs allow: the chain batch for
+// the rate the chain is offered. Per node, Eq. 3's smallest per-SM batch that sustains its share
+// of input_pps x (1 + P) on the SMs the allocation gave it (0: the whole GPU, total_sms); every
+// node runs on the ingress batch, so the chain's is the largest of them. Its latency as the
+// model predicts it: the wait to fill the batch at input_pps, one transfer in and out (the
+// largest L_m of the nodes, as the executor copies a chain's batch once) and each node's kernel
+// (Eq. 1 without L_m, plus C). `feasible`: every node sustains its share and the prediction
+// is within chain_bound_s; `why` says what failed.
+struct RateBatch {
+  uint32_t batch = 0;         // packets per ingress batch (at least 1, at most max_batch)
+  double fill_s = 0;          // the first packet's wait for the batch to fill
+  double latency_s = 0;       // fill + transfer + kernels
+  bool feasible = false;
+  std::string why;
+};
+RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& a, int total_sms,
+                         double input_pps, double chain_bound_s, const SchedParams& p);
+
 // Helpers the policies share, public for tests and the executor's re-planning.
 // The largest per-SM batch B0 that keeps Eq. 4 within the bound on n_sms SMs (0: none does).
 uint32_t max_per_sm_batch(const NfModel& m, int n_sms, const SchedParams& p);

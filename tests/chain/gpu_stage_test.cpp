@@ -3,6 +3,7 @@
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <pcap/pcap.h>
 
 #include "gpu/device.h"
 
@@ -16,6 +17,7 @@
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
 #include "chain/runtime_config.h"
+#include "sched/perf_model.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
 
@@ -31,6 +33,46 @@ using testing::temp_dir;
 using testing::write_file;
 
 bool have_device() { return cuda_device_available(); }
+
+// Every frame of a capture, in order.
+std::vector<std::vector<uint8_t>> pcap_frames(const std::string& path) {
+  char err[PCAP_ERRBUF_SIZE];
+  pcap_t* p = pcap_open_offline(path.c_str(), err);
+  EXPECT_NE(p, nullptr) << err;
+  std::vector<std::vector<uint8_t>> out;
+  if (!p) return out;
+  pcap_pkthdr* h;
+  const u_char* data;
+  while (pcap_next_ex(p, &h, &data) == 1) out.emplace_back(data, data + h->caplen);
+  pcap_close(p);
+  return out;
+}
+
+// A made-up performance model of each (name, type) NF on this device at 64 and 1518 B, for
+// gnet to plan with (what gpunfv profile would measure, without the minutes it takes).
+std::string write_model(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& nfs) {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  ModelStore store;
+  for (const auto& [name, type] : nfs)
+    for (uint32_t bytes : {64u, 1518u}) {
+      ModelEntry e;
+      e.device = prop.name;
+      e.nf_name = name;
+      e.nf_type = type;
+      e.packet_bytes = bytes;
+      e.profile_sms = 8;
+      const double per_byte = bytes / 64.0;
+      e.kernel_samples = {{64, 4e-6 * per_byte}, {1024, 40e-6 * per_byte}};
+      e.transfer_samples = {{256, 3e-6 * per_byte}, {8192, 60e-6 * per_byte}};
+      fit_entry(e);
+      store.add(std::move(e));
+    }
+  const std::string path = (dir / "model.json").string();
+  store.save(path);
+  return path;
+}
 
 std::string config(const std::string& dir_name, const std::string& port,
                    const std::string& chain = "{from: in, path: [r1], to: p1}",
@@ -134,12 +176,16 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
   const std::string chain =
       "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
       "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
-  for (const char* policy : {"fair", "temporal", "unco"}) {
+  const std::string model =
+      write_model(temp_dir("gpu-branchy-model"), {{"r1", "router"}, {"fw", "firewall"}, {"ids", "nids"}});
+  for (const char* policy : {"fair", "temporal", "unco", "gnet"}) {
     SCOPED_TRACE(policy);
+    const std::string extra = std::string(", scheduler: ") + policy +
+                              (std::string(policy) == "gnet" ? ", model: " + model : "");
     compare_backends(config(std::string("gpu-branchy-") + policy,
                             "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
                             "dst_from: r1}",
-                            chain, std::string(", scheduler: ") + policy));
+                            chain, extra));
   }
 }
 
@@ -148,9 +194,11 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // queued at once; each NF stage must finish its batches on the old partition before it
 // moves. IPsec's sequence numbers (one counter per SA, handed out in batch order) and the
 // byte-exact comparison with the CPU catch any batch that overtook another.
-TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  auto dir = temp_dir("gpu-replan");
+void replan_under_load_keeps_order(const std::string& scheduler) {
+  auto dir = temp_dir("gpu-replan-" + scheduler);
+  const std::string model = scheduler == "gnet"
+      ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
+      : "";
   write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
   const std::string cfg = write_file(dir / "c.yaml", R"(ports:
   - {name: in, type: generator, size: imix, flows: 3000, count: 400000}
@@ -170,7 +218,7 @@ nfs:
     action: alert
 chains:
   - {from: in, path: [fw, enc, ids], to: p1}
-settings: {batch_size: 2048, batches: 8, scheduler: fair}
+settings: {batch_size: 2048, batches: 8, scheduler: )" + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
   for (auto& nf : rc.nfs) {
@@ -191,6 +239,62 @@ settings: {batch_size: 2048, batches: 8, scheduler: fair}
   EXPECT_GT(sched["lane_moves"].get<uint64_t>(), 0u) << sched.dump();
   const uint64_t compared = expect_pairs_equal(pairs);
   EXPECT_GT(compared, 0u);
+}
+
+TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  replan_under_load_keeps_order("fair");
+}
+
+TEST(GpuStage, GnetReplanUnderLoadKeepsOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  replan_under_load_keeps_order("gnet");
+}
+
+// The whole executor under gnet (ingress, the planned batches, egress) against the CPU
+// backend: the same frames leave each port, in the same order, and the same drops.
+TEST(GpuStage, GnetEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto dir = temp_dir("gpu-gnet-e2e");
+  const std::string model = write_model(dir, {{"fw", "firewall"}, {"ids", "nids"}, {"r1", "router"}});
+  write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
+  auto cfg = [&](const std::string& backend) {
+    return write_file(dir / (backend + ".yaml"), R"(ports:
+  - {name: in, type: generator, size: imix, flows: 2000, count: 300000, dst_from: r1, seed: 4}
+  - {name: p1, type: pcap, tx: )" + backend + R"(-p1.pcap}
+  - {name: p2, type: pcap, tx: )" + backend + R"(-p2.pcap}
+nfs:
+  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
+  - name: ids
+    type: nids
+    rules: [)" + source_dir() + R"(/data/nids/et_open_2024-04-21/emerging-voip.rules.gz]
+    action: alert
+  - name: r1
+    type: router
+    routes: {file: )" + source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
+chains:
+  - {from: in, path: [fw, ids, r1]}
+settings: {batch_size: 4096, batches: 16, scheduler: gnet, model: )" + model + R"(}
+)");
+  };
+  RuntimeConfig a = load_runtime_config(cfg("cpu")), b = load_runtime_config(cfg("gpu"));
+  RunStats cpu = run(a, RunOptions{Backend::cpu, 0, nullptr});
+  RunStats gpu = run(b, RunOptions{Backend::gpu, 0, nullptr});
+  a.ports.clear(), b.ports.clear();  // closes the captures
+  EXPECT_EQ(gpu.accounting_errors(), "");
+  for (size_t p = 0; p < cpu.ports.size(); ++p) {
+    EXPECT_EQ(cpu.ports[p]->tx_packets, gpu.ports[p]->tx_packets);
+    EXPECT_EQ(cpu.ports[p]->dropped.by_reason, gpu.ports[p]->dropped.by_reason);
+  }
+  for (size_t n = 0; n < cpu.nfs.size(); ++n) EXPECT_EQ(cpu.nfs[n].drops.by_reason, gpu.nfs[n].drops.by_reason);
+  for (const char* port : {"p1", "p2"}) {
+    // Frames only: the generator stamps them with the wall clock, which differs between runs.
+    const auto c = pcap_frames((dir / (std::string("cpu-") + port + ".pcap")).string());
+    const auto g = pcap_frames((dir / (std::string("gpu-") + port + ".pcap")).string());
+    EXPECT_GT(c.size(), 0u) << port;
+    EXPECT_EQ(c, g) << port;
+  }
+  EXPECT_EQ(gpu.scheduler["policy"], "gnet");
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {

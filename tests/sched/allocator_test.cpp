@@ -319,5 +319,46 @@ TEST(Allocator, RejectsMalformedGraphs) {
   EXPECT_THROW(allocate(SchedulerPolicy::gnet, {{"a", m, {}}}, 0, {0, 1, 1}, p), std::invalid_argument);
 }
 
+// The batch for the offered rate on two_nfs() with a on 1 SM and b on 2 SMs (round 1 above),
+// P = 0.5, C = 0, no transfer: at 100 kpps the target is 150 kpps; a needs
+// B0 = ceil(0.15e6 * 10e-6 / (1 - 0.15e6 * 1e-6)) = ceil(1.5 / 0.85) = 2, b on 2 SMs
+// ceil(1.5 / (2 - 0.3)) = 1, batch 2 (b's 1 x 2 SMs = 2 as well). Latency: fill 1 / 100k = 10 us,
+// a's kernel 1 us x 2 + 10 us, b's 2 us x 1 + 10 us: 34 us.
+TEST(Allocator, BatchForRateByHand) {
+  Allocation a;
+  a.nodes = {NodeAllocation{1, 29}, NodeAllocation{2, 30}};
+  const RateBatch r = batch_for_rate(two_nfs(), a, 4, 100e3, 1e-3, exact(0.5));
+  EXPECT_EQ(r.batch, 2u);
+  EXPECT_NEAR(r.fill_s, 10e-6, 1e-12);
+  EXPECT_NEAR(r.latency_s, 34e-6, 1e-12);
+  EXPECT_TRUE(r.feasible) << r.why;
+  // 30 us is less than that prediction: the bound cannot be met at this rate.
+  const RateBatch tight = batch_for_rate(two_nfs(), a, 4, 100e3, 30e-6, exact(0.5));
+  EXPECT_FALSE(tight.feasible);
+  EXPECT_NE(tight.why.find("over the bound"), std::string::npos) << tight.why;
+}
+
+// Low load, small batches; high load, large ones; a rate the SMs cannot sustain is reported.
+TEST(Allocator, BatchForRateGrowsWithTheRate) {
+  Allocation a;
+  a.nodes = {NodeAllocation{1, 29}, NodeAllocation{2, 30}};
+  uint32_t last = 0;
+  for (double pps : {10e3, 100e3, 300e3, 500e3, 600e3}) {
+    const RateBatch r = batch_for_rate(two_nfs(), a, 4, pps, 1e-3, exact(0.5));
+    EXPECT_TRUE(r.feasible) << pps << ": " << r.why;
+    EXPECT_GE(r.batch, last) << pps;
+    last = r.batch;
+  }
+  EXPECT_GT(last, 2u);
+  // a on 1 SM tops out below 1 Mpps (1 us per packet): 1 Mpps x 1.5 cannot be sustained.
+  const RateBatch over = batch_for_rate(two_nfs(), a, 4, 1e6, 1e-3, exact(0.5));
+  EXPECT_FALSE(over.feasible);
+  EXPECT_NE(over.why.find("cannot sustain"), std::string::npos) << over.why;
+  // Whole-GPU nodes (sms 0) use every SM of the budget.
+  Allocation whole;
+  whole.nodes = {NodeAllocation{0, 0}, NodeAllocation{0, 0}};
+  EXPECT_TRUE(batch_for_rate(two_nfs(), whole, 4, 1e6, 1e-3, exact(0.5)).feasible);
+}
+
 }  // namespace
 }  // namespace gpunfv
