@@ -20,6 +20,10 @@ namespace {
 YAML::Node load_yaml(const std::string& path) {
   if (!std::filesystem::exists(path)) throw ConfigError(path, "no such file");
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(path, "not a regular file");
+  // The settings that would raise the limit are inside the file: it always has the default.
+  if (std::filesystem::file_size(path) > (kDefaultMaxInputFileMb << 20))
+    throw ConfigError(path, "a configuration file of more than " +
+                                std::to_string(kDefaultMaxInputFileMb) + " MiB");
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -61,7 +65,8 @@ Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
-               "ingress_threads", "egress_threads", "egress_threads_per_chain"});
+               "ingress_threads", "egress_threads", "egress_threads_per_chain",
+               "max_input_file_mb"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -83,6 +88,8 @@ Settings parse_settings(const ConfigNode& n) {
   s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));
   s.egress_threads_per_chain =
       static_cast<uint32_t>(n.int_or("egress_threads_per_chain", 0, 0, 64));
+  s.max_input_file_mb =
+      static_cast<uint32_t>(n.int_or("max_input_file_mb", s.max_input_file_mb, 1, 1 << 20));
   auto positive = [&](const char* key, double dflt, double max) {
     if (!n.has(key)) return dflt;
     double v = n[key].as_double();
@@ -172,6 +179,8 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   RuntimeConfig rc;
   rc.file = path;
   if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
+  // Before any NF or port reads a file: the nodes they get inherit the limit from the root.
+  root.set_max_input_bytes(uint64_t(rc.settings.max_input_file_mb) << 20);
   check_file_roles(root);
 
   // Port names first, so NFs (router next hops) can refer to them before ports are built.
