@@ -35,7 +35,8 @@ std::vector<RuleFileRef> rule_files_of(const ConfigNode& rules_node) {
   return files;
 }
 
-// Checked after each file, so a run of huge files stops at the first one past the limit.
+// The rule count is checked after each file: what one file can hold is already bounded by
+// max_input_file_mb, and the first rule past max_rules still has its file and line.
 RuleSet read_rule_set(const std::vector<RuleFileRef>& files, uint64_t max_rules,
                       const std::string& nf_name) {
   RuleSet set;
