@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "chain/runtime_config.h"
 
@@ -16,5 +18,16 @@ struct BatchShape {
 };
 
 BatchShape plan_batch_shape(RuntimeConfig& rc);
+
+// Bytes `batches` batches of `shape` take (the pool a run allocates at start).
+uint64_t pool_bytes(const BatchShape& shape, uint32_t batches);
+
+// The machine's physical memory in bytes; 0 when the system does not say.
+uint64_t physical_memory_bytes();
+
+// Why a pool of settings.batches batches of `shape` cannot be allocated: it is larger than
+// settings.max_pool_memory_percent of `physical_bytes` (which 0 leaves unchecked). nullopt: it fits.
+std::optional<std::string> pool_too_large(const BatchShape& shape, const Settings& settings,
+                                          uint64_t physical_bytes);
 
 }  // namespace gpunfv

@@ -20,7 +20,7 @@ std::shared_ptr<const Router> build_route(const ConfigNode& route, const Forward
   router["type"] = "router";
   router["routes"] = route.yaml();
   std::shared_ptr<const Router> r =
-      Router::from_config(ConfigNode(router, route.file()), port_id_of);
+      Router::from_config(route.in_context(router), port_id_of);
   for (uint16_t eg : r->egress_ports())
     if (eg != spec.to)
       route.fail("route: a next hop is a port other than the forward's `to` (a forward has one "

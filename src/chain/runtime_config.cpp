@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "chain/batch_shape.h"
 #include "chain/file_roles.h"
 #include "chain/nf_factory.h"
 #include "core/error.h"
@@ -20,6 +21,10 @@ namespace {
 YAML::Node load_yaml(const std::string& path) {
   if (!std::filesystem::exists(path)) throw ConfigError(path, "no such file");
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(path, "not a regular file");
+  // The settings that would raise the limit are inside the file: it always has the default.
+  if (std::filesystem::file_size(path) > (kDefaultMaxInputFileMb << 20))
+    throw ConfigError(path, "a configuration file of more than " +
+                                std::to_string(kDefaultMaxInputFileMb) + " MiB");
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -61,7 +66,8 @@ Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
-               "ingress_threads", "egress_threads", "egress_threads_per_chain"});
+               "ingress_threads", "egress_threads", "egress_threads_per_chain",
+               "max_input_file_mb", "max_pool_memory_percent"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -83,6 +89,10 @@ Settings parse_settings(const ConfigNode& n) {
   s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));
   s.egress_threads_per_chain =
       static_cast<uint32_t>(n.int_or("egress_threads_per_chain", 0, 0, 64));
+  s.max_input_file_mb =
+      static_cast<uint32_t>(n.int_or("max_input_file_mb", s.max_input_file_mb, 1, 1 << 20));
+  s.max_pool_memory_percent = static_cast<uint32_t>(
+      n.int_or("max_pool_memory_percent", s.max_pool_memory_percent, 1, 100));
   auto positive = [&](const char* key, double dflt, double max) {
     if (!n.has(key)) return dflt;
     double v = n[key].as_double();
@@ -164,6 +174,18 @@ void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
   }
 }
 
+// The pool is allocated whole at start: one larger than the machine's memory would end the run
+// in std::bad_alloc (or the OOM killer) instead of an error at the settings that sized it.
+void check_pool_memory(const ConfigNode& root, RuntimeConfig& rc) {
+  const auto why = pool_too_large(plan_batch_shape(rc), rc.settings, physical_memory_bytes());
+  if (!why) return;
+  const std::optional<ConfigNode> s = root.get("settings");
+  if (!s) root.fail(*why);
+  for (const char* key : {"batches", "batch_size", "slot_bytes"})
+    if (auto k = s->get(key)) k->fail(*why);
+  s->fail(*why);
+}
+
 }  // namespace
 
 RuntimeConfig load_runtime_config(const std::string& path) {
@@ -172,6 +194,8 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   RuntimeConfig rc;
   rc.file = path;
   if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
+  // Before any NF or port reads a file: the nodes they get inherit the limit from the root.
+  root.set_max_input_bytes(uint64_t(rc.settings.max_input_file_mb) << 20);
   check_file_roles(root);
 
   // Port names first, so NFs (router next hops) can refer to them before ports are built.
@@ -255,6 +279,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   if (rc.chains.empty() && rc.forwards.empty()) root["chains"].fail("at least one chain is needed");
   check_forward_targets(root, rc);
   check_gpuring_ports(port_nodes, chain_nodes, rc);
+  check_pool_memory(root, rc);
   return rc;
 }
 

@@ -9,6 +9,7 @@
 
 #include "chain/chain_graph.h"
 #include "chain/forward_config.h"
+#include "core/text_file.h"
 #include "io/port.h"
 #include "nf/network_function.h"
 
@@ -53,6 +54,8 @@ struct Settings {
   uint32_t ingress_threads = 0;         // per chain, at most this many rx threads; 0: one per rx queue
   uint32_t egress_threads = 0;          // at most this many egress threads in all; 0: no cap
   uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1
+  uint32_t max_input_file_mb = kDefaultMaxInputFileMb;      // per route/rule file, decompressed (core/text_file.h)
+  uint32_t max_pool_memory_percent = 50;  // the batch pool's share of physical memory, at most
 };
 
 struct RuntimeConfig {

@@ -12,22 +12,22 @@ namespace gpunfv {
 
 ConfigNode ConfigNode::operator[](const std::string& key) const {
   if (!node_.IsMap()) fail("expected a map with key '" + key + "'");
-  YAML::Node child = node_[key];
-  if (!child) fail("missing key '" + key + "'");
-  return ConfigNode(child, file_);
+  YAML::Node n = node_[key];
+  if (!n) fail("missing key '" + key + "'");
+  return child(n);
 }
 
 std::optional<ConfigNode> ConfigNode::get(const std::string& key) const {
   if (!node_.IsMap()) return std::nullopt;
-  YAML::Node child = node_[key];
-  if (!child || child.IsNull()) return std::nullopt;
-  return ConfigNode(child, file_);
+  YAML::Node n = node_[key];
+  if (!n || n.IsNull()) return std::nullopt;
+  return child(n);
 }
 
 std::vector<ConfigNode> ConfigNode::items() const {
   if (!node_.IsSequence()) fail("expected a list");
   std::vector<ConfigNode> out;
-  for (const auto& n : node_) out.emplace_back(n, file_);
+  for (const auto& n : node_) out.push_back(child(n));
   return out;
 }
 

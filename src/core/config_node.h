@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace gpunfv {
 
@@ -46,6 +47,12 @@ class ConfigNode {
   // when it cannot be opened: the error names the config line as well as the file.
   std::string input_file(const std::string& key, const std::string& kind) const;
   std::string as_input_file(const std::string& kind) const;
+  // How much of a file this node names may be read (settings.max_input_file_mb, which the
+  // config's loader sets on the root and every node inherits); the error names this line.
+  ReadLimit read_limit() const { return ReadLimit{max_input_bytes_, where()}; }
+  void set_max_input_bytes(uint64_t bytes) { max_input_bytes_ = bytes; }
+  // `other` (a node built in code from this one's parts) read as part of this node's file.
+  ConfigNode in_context(YAML::Node other) const { return child(std::move(other)); }
 
   // Fails on keys of a map that are not in `allowed` (catches typos such as `rotes:`).
   void only_keys(std::initializer_list<const char*> allowed) const;
@@ -53,8 +60,15 @@ class ConfigNode {
   const YAML::Node& yaml() const { return node_; }
 
  private:
+  ConfigNode child(YAML::Node n) const {
+    ConfigNode c(std::move(n), file_);
+    c.max_input_bytes_ = max_input_bytes_;
+    return c;
+  }
+
   YAML::Node node_;
   std::string file_;
+  uint64_t max_input_bytes_ = kDefaultMaxInputFileMb << 20;
 };
 
 // Fails (ConfigError at the second one's line) on a key repeated in a map anywhere under

@@ -10,7 +10,23 @@
 
 namespace gpunfv {
 
-std::string read_text_file(const std::string& path, const std::string& kind) {
+namespace {
+
+[[noreturn]] void fail_too_large(const std::string& path, const std::string& kind,
+                                 const ReadLimit& limit) {
+  const std::string size = limit.max_bytes % (1 << 20) == 0
+                               ? std::to_string(limit.max_bytes >> 20) + " MiB"
+                               : std::to_string(limit.max_bytes) + " bytes";
+  const std::string what = kind + " holds more than " + size +
+                           " (decompressed); settings: max_input_file_mb raises the limit";
+  if (limit.named_at.empty()) throw ConfigError(path, what);
+  throw ConfigError(limit.named_at, path + ": " + what);
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, const std::string& kind,
+                           const ReadLimit& limit) {
   errno = 0;
   std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
   if (!in) {
@@ -28,6 +44,7 @@ std::string read_text_file(const std::string& path, const std::string& kind) {
       throw ConfigError(path, "cannot read " + kind + ": " + msg);
     }
     if (n == 0) break;
+    if (uint64_t(n) > limit.max_bytes - text.size()) fail_too_large(path, kind, limit);
     text.append(chunk, size_t(n));
   }
   return text;

@@ -40,5 +40,21 @@ TEST(ConfigNode, MissingInputFileFailsAtItsConfigLine) {
   }
 }
 
+TEST(ConfigNode, ChildrenInheritTheInputLimitAndNameTheirLine) {
+  ConfigNode root(YAML::Load("nfs:\n  - {name: a, rules: [x.rules,\n      y.rules]}\n"), "c.yaml");
+  EXPECT_EQ(root.read_limit().max_bytes, kDefaultMaxInputFileMb << 20);
+  root.set_max_input_bytes(5 << 20);
+  const ConfigNode item = root["nfs"].items()[0];
+  const ReadLimit second = item["rules"].items()[1].read_limit();
+  EXPECT_EQ(second.max_bytes, 5u << 20);
+  EXPECT_EQ(second.named_at, "c.yaml:3");
+  EXPECT_EQ(item.get("name")->read_limit().max_bytes, 5u << 20);
+  // A node built in code from parts of the file (a forward's route) keeps the limit too.
+  YAML::Node built;
+  built["routes"] = item["rules"].yaml();
+  EXPECT_EQ(item.in_context(built)["routes"].read_limit().max_bytes, 5u << 20);
+  EXPECT_EQ(item.in_context(built)["routes"].read_limit().named_at, "c.yaml:2");
+}
+
 }  // namespace
 }  // namespace gpunfv

@@ -140,7 +140,8 @@ std::string_view firewall_action_name(FirewallAction a) {
   return a == FirewallAction::drop ? "drop" : "accept";
 }
 
-std::vector<ClassBenchRule> parse_classbench(std::string_view text, const std::string& source) {
+std::vector<ClassBenchRule> parse_classbench(std::string_view text, const std::string& source,
+                                             size_t max_rules) {
   std::vector<ClassBenchRule> rules;
   std::string spaced;
   for_each_line(text, [&](long line_no, std::string_view line) {
@@ -153,16 +154,17 @@ std::vector<ClassBenchRule> parse_classbench(std::string_view text, const std::s
     std::vector<std::string_view> fields = split_fields(spaced);
     if (fields.empty()) return;
     LineParser parser(source, line_no);
-    if (rules.size() == kMaxFirewallRules)
-      parser.fail("more than " + std::to_string(kMaxFirewallRules) +
-                  " rules (the firewall's limit)");
+    if (rules.size() == max_rules)
+      parser.fail("more than " + std::to_string(max_rules) + " rules (the firewall's max_rules" +
+                  (max_rules == kMaxFirewallRules ? ", at its highest" : "") + ")");
     rules.push_back(parser.parse(fields));
   });
   return rules;
 }
 
-std::vector<ClassBenchRule> read_classbench_file(const std::string& path) {
-  return parse_classbench(read_text_file(path, "rule file"), path);
+std::vector<ClassBenchRule> read_classbench_file(const std::string& path, const ReadLimit& limit,
+                                                 size_t max_rules) {
+  return parse_classbench(read_text_file(path, "rule file", limit), path, max_rules);
 }
 
 std::vector<FiveTupleRule> match_parts(const std::vector<ClassBenchRule>& rules) {

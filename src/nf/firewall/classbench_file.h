@@ -17,7 +17,8 @@
 //   rule has the highest priority: the first rule that matches wins.
 //
 // The file may be gzipped (read through zlib). Every error is a ConfigError "file:line: what",
-// the line being the 1-based physical line. At most kMaxFirewallRules rules.
+// the line being the 1-based physical line. At most `max_rules` rules (the firewall's
+// max_rules:, kMaxFirewallRules at most).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text_file.h"
 #include "nf/firewall/five_tuple.h"
 
 namespace gpunfv {
@@ -46,11 +48,15 @@ struct ClassBenchRule {
   long file_line = 0;                    // 1-based physical line, for messages
 };
 
-// Reads a rule file (plain or gzipped). Throws ConfigError.
-std::vector<ClassBenchRule> read_classbench_file(const std::string& path);
+// Reads a rule file (plain or gzipped), at most limit.max_bytes of it (core/text_file.h).
+// Throws ConfigError.
+std::vector<ClassBenchRule> read_classbench_file(const std::string& path, const ReadLimit& limit = {},
+                                                 size_t max_rules = kMaxFirewallRules);
 
-// Parses rule text; `source` names it in errors (normally the file path).
-std::vector<ClassBenchRule> parse_classbench(std::string_view text, const std::string& source);
+// Parses rule text; `source` names it in errors (normally the file path). A rule past the
+// first `max_rules` is an error at its line.
+std::vector<ClassBenchRule> parse_classbench(std::string_view text, const std::string& source,
+                                             size_t max_rules = kMaxFirewallRules);
 
 // The rules' match parts, in order (what classifiers are built from).
 std::vector<FiveTupleRule> match_parts(const std::vector<ClassBenchRule>& rules);

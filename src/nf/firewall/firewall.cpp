@@ -51,14 +51,16 @@ Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, Firewall
       counts_(kCollectShards, kCounterLanes, rules_.size() + 2) {}
 
 std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
-  node.only_keys({"name", "type", "rules", "action", "default"});
+  node.only_keys({"name", "type", "rules", "action", "default", "max_rules"});
   std::string name = node.str("name");
   if (auto type = node.get("type"); type && type->as_string() != "firewall")
     type->fail("expected type 'firewall', got '" + type->as_string() + "'");
   FirewallAction rule_action = action_setting(node, "action", FirewallAction::drop);
   FirewallAction no_match = action_setting(node, "default", FirewallAction::accept);
+  const size_t max_rules =
+      size_t(node.int_or("max_rules", kMaxFirewallRules, 1, int64_t(kMaxFirewallRules)));
   std::string file = node.input_file("rules", "rule file");
-  std::vector<ClassBenchRule> rules = read_classbench_file(file);
+  std::vector<ClassBenchRule> rules = read_classbench_file(file, node["rules"].read_limit(), max_rules);
   try {
     return std::make_unique<Firewall>(name, std::move(rules), rule_action, no_match, file);
   } catch (const std::length_error& e) {

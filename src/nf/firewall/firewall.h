@@ -6,7 +6,10 @@
 //     rules: firewall/example.rules   # ClassBench format (optionally .gz), see classbench_file.h
 //     action: drop                    # action of rules without an action word (default drop)
 //     default: accept                 # action when no rule matches (default accept)
+//     max_rules: 65536                # more rules is an error at the first extra rule's line
+//                                     # (default and highest 65536: rule indices are 16-bit)
 //
+// The rule file is read up to settings.max_input_file_mb (decompressed).
 // Drops: firewall_rule (a matching rule says drop), firewall_default (no rule matched and the
 // default is drop). Non-IPv4 packets pass unclassified (see firewall_logic.h).
 // Per-packet result (4 bytes): the matched rule's index, kNoRule, or kNotIpv4.
@@ -41,7 +44,8 @@ class Firewall final : public NetworkFunction {
   Firewall(std::string name, std::vector<ClassBenchRule> rules, FirewallAction rule_action,
            FirewallAction no_match_action, std::string rules_file = {});
 
-  // Reads `name`, `type`, `rules`, `action`, `default` (see above). Throws ConfigError.
+  // Reads `name`, `type`, `rules`, `action`, `default`, `max_rules` (see above). Throws
+  // ConfigError.
   static std::unique_ptr<Firewall> from_config(const ConfigNode& node);
 
   std::string_view type() const override { return "firewall"; }

@@ -55,6 +55,41 @@ uint32_t child_or_add(std::vector<TrieNode>& trie, uint32_t node, uint8_t c) {
 
 }  // namespace
 
+size_t AhoCorasick::state_count_of(std::span<const Pattern> patterns) {
+  std::vector<std::string> folded;
+  folded.reserve(patterns.size());
+  for (const Pattern& p : patterns) {
+    std::string f = p.bytes;
+    for (char& c : f) c = char(ascii_fold(uint8_t(c)));
+    folded.push_back(std::move(f));
+  }
+  std::sort(folded.begin(), folded.end());
+  // In sorted order each pattern adds the trie nodes past its common prefix with the previous.
+  size_t states = 1;
+  for (size_t i = 0; i < folded.size(); ++i) {
+    size_t common = 0;
+    if (i > 0) {
+      const std::string &a = folded[i - 1], &b = folded[i];
+      while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+    }
+    states += folded[i].size() - common;
+  }
+  return states;
+}
+
+size_t AhoCorasick::build_bytes_of(std::span<const Pattern> patterns) {
+  // Per state: its row, depth, out_begin; during the build its trie node and the child entry
+  // naming it, and its BFS order, new id, failure state and output flag.
+  constexpr size_t kPerState = 256 * sizeof(uint32_t) + sizeof(uint16_t) + sizeof(uint32_t) +
+                               sizeof(TrieNode) + sizeof(std::pair<uint8_t, uint32_t>) +
+                               3 * sizeof(uint32_t) + sizeof(uint8_t);
+  size_t pattern_bytes = 0;
+  for (const Pattern& p : patterns) pattern_bytes += p.bytes.size();
+  // Per pattern: its length, offset and at least one output entry.
+  return state_count_of(patterns) * kPerState + patterns.size() * 3 * sizeof(uint32_t) +
+         pattern_bytes;
+}
+
 AhoCorasick::AhoCorasick(std::span<const Pattern> patterns) {
   // 1. The trie over folded bytes, and the patterns' own tables.
   std::vector<TrieNode> trie(1);

@@ -173,6 +173,14 @@ class AhoCorasick {
   // std::length_error for a pattern longer than ac::kMaxPatternBytes or more than 2^31 states.
   explicit AhoCorasick(std::span<const Pattern> patterns);
 
+  // States the automaton of `patterns` has (the distinct prefixes of their folded forms, the
+  // root included), counted without building it.
+  static size_t state_count_of(std::span<const Pattern> patterns);
+  // Peak bytes building it takes (the tables plus the trie and scratch beside them): about
+  // 1.1 KiB per state, most of it the state's 256-entry row. Lets a caller refuse a rule set
+  // before any of that is allocated.
+  static size_t build_bytes_of(std::span<const Pattern> patterns);
+
   AhoCorasick(const AhoCorasick&) = delete;
   AhoCorasick& operator=(const AhoCorasick&) = delete;
   AhoCorasick(AhoCorasick&&) = default;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "nf/collect_scan.h"
 #include "nf/run_per_packet.h"
 
@@ -15,6 +16,41 @@ namespace {
 
 // alerts_by_sid in the report: the sids with the most alerts, at most this many.
 constexpr size_t kReportSids = 100;
+
+struct RuleFileRef {
+  std::string path;
+  ReadLimit limit;  // names the config line that named the file
+};
+
+// The files `rules:` names: one path or a list of them.
+std::vector<RuleFileRef> rule_files_of(const ConfigNode& rules_node) {
+  std::vector<RuleFileRef> files;
+  if (rules_node.is_scalar()) {
+    files.push_back({rules_node.as_input_file("rule file"), rules_node.read_limit()});
+  } else if (rules_node.is_sequence()) {
+    for (const ConfigNode& item : rules_node.items())
+      files.push_back({item.as_input_file("rule file"), item.read_limit()});
+  }
+  if (files.empty()) rules_node.fail("rules: expected a rule file path or a list of them");
+  return files;
+}
+
+// The rule count is checked after each file: what one file can hold is already bounded by
+// max_input_file_mb, and the first rule past max_rules still has its file and line.
+RuleSet read_rule_set(const std::vector<RuleFileRef>& files, uint64_t max_rules,
+                      const std::string& nf_name) {
+  RuleSet set;
+  for (const RuleFileRef& f : files) {
+    add_rules_text(set, read_text_file(f.path, "rule file", f.limit), f.path);
+    if (set.rules.size() > max_rules) {
+      const Rule& extra = set.rules[max_rules];
+      throw ConfigError(where(extra.file, extra.line),
+                        "nids " + nf_name + ": more than " + std::to_string(max_rules) +
+                            " rules loaded (the NF's max_rules)");
+    }
+  }
+  return set;
+}
 
 std::string mib(size_t bytes) {
   char text[32];
@@ -31,7 +67,8 @@ Nids::Nids(std::string name, RuleSet rules, Options options)
       drop_(options_.action == Action::drop),
       matcher_(rules_.rules.empty()
                    ? throw std::invalid_argument("nids: no rule to load")
-                   : std::span<const Rule>(rules_.rules)),
+                   : std::span<const Rule>(rules_.rules),
+               options_.max_automaton_bytes),
       counts_(kCollectShards) {
   for (CollectCounts& c : counts_) c.by_rule.assign(rules_.rules.size() + 1, 0);
   msg_json_.reserve(rules_.rules.size());
@@ -41,19 +78,13 @@ Nids::Nids(std::string name, RuleSet rules, Options options)
 Nids::~Nids() = default;
 
 std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
-  node.only_keys({"name", "type", "rules", "action", "alerts"});
+  node.only_keys({"name", "type", "rules", "action", "alerts", "max_rules", "max_automaton_mb"});
   std::string name = node.str("name");
   if (auto type = node.get("type"); type && type->as_string() != "nids")
     type->fail("expected type 'nids', got '" + type->as_string() + "'");
 
   ConfigNode rules_node = node["rules"];
-  std::vector<std::string> files;
-  if (rules_node.is_scalar()) {
-    files.push_back(node.input_file("rules", "rule file"));
-  } else if (rules_node.is_sequence()) {
-    for (const ConfigNode& item : rules_node.items()) files.push_back(item.as_input_file("rule file"));
-  }
-  if (files.empty()) rules_node.fail("rules: expected a rule file path or a list of them");
+  const std::vector<RuleFileRef> files = rule_files_of(rules_node);
 
   Options opt;
   opt.rule_files = files.size();
@@ -63,8 +94,11 @@ std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
   else if (action != "alert")
     node["action"].fail("action: expected alert or drop, got '" + action + "'");
   if (node.has("alerts")) opt.alerts_path = node.path("alerts");
+  opt.max_automaton_bytes =
+      size_t(node.int_or("max_automaton_mb", kDefaultMaxAutomatonMb, 1, 1 << 20)) << 20;
+  const uint64_t max_rules = uint64_t(node.int_or("max_rules", kDefaultMaxRules, 1, 1 << 30));
 
-  RuleSet set = read_rules_files(files);
+  RuleSet set = read_rule_set(files, max_rules, name);
   if (set.rules.empty()) {
     std::string why = std::to_string(set.stats.rule_lines) + " rule lines, " +
                       std::to_string(set.stats.skipped_total()) + " skipped";

@@ -6,6 +6,12 @@
 //     rules: [emerging-web_server.rules.gz, local.rules]   # or one path; plain or gzipped
 //     action: alert          # alert (default): log and pass; drop: log and drop (nids_match)
 //     alerts: ../out/alerts.json                           # optional alert log
+//     max_rules: 200000      # more loaded rules: an error at the first extra rule's line
+//     max_automaton_mb: 2048 # an automaton that would take more to build: an error at rules:
+//
+// The automaton takes about 1.1 KiB per distinct content byte (a state's 256-entry row); its
+// size is computed from the contents before it is built. Each rule file is read up to
+// settings.max_input_file_mb (decompressed).
 //
 // A rule fires on a packet when every one of its contents occurs in the payload (nids_logic.h
 // says which bytes that is); what else rules say is not evaluated and is counted at startup
@@ -49,17 +55,24 @@ uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t re
 class Nids final : public NetworkFunction {
  public:
   enum class Action { alert, drop };
+  // Defaults of max_rules and max_automaton_mb: several times the whole Emerging Threats Open
+  // set (about 24k alert rules), well below a machine's or a GPU's memory.
+  static constexpr uint64_t kDefaultMaxRules = 200'000;
+  static constexpr uint64_t kDefaultMaxAutomatonMb = 2048;
   struct Options {
     Action action = Action::alert;
     std::string alerts_path;  // empty: no alert log
     size_t rule_files = 0;    // for describe()
+    size_t max_automaton_bytes = kDefaultMaxAutomatonMb << 20;  // RuleMatcher's limit
   };
 
-  // Throws std::invalid_argument when `rules` holds no loaded rule.
+  // Throws std::invalid_argument when `rules` holds no loaded rule, std::length_error when
+  // their automaton would take more than options.max_automaton_bytes.
   Nids(std::string name, RuleSet rules, Options options);
   ~Nids() override;
 
-  // Reads `name`, `type`, `rules`, `action`, `alerts` (see above). Throws ConfigError.
+  // Reads `name`, `type`, `rules`, `action`, `alerts`, `max_rules`, `max_automaton_mb` (see
+  // above). Throws ConfigError.
   static std::unique_ptr<Nids> from_config(const ConfigNode& node);
 
   std::string_view type() const override { return "nids"; }

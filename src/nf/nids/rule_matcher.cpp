@@ -2,10 +2,18 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace gpunfv {
 
-RuleMatcher::Compiled RuleMatcher::compile(std::span<const Rule> rules) {
+namespace {
+
+std::string mib(size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+}  // namespace
+
+RuleMatcher::Compiled RuleMatcher::compile(std::span<const Rule> rules,
+                                           size_t max_automaton_bytes) {
   Compiled c;
   c.rule_patterns.reserve(rules.size());
   for (const Rule& r : rules) {
@@ -19,10 +27,20 @@ RuleMatcher::Compiled RuleMatcher::compile(std::span<const Rule> rules) {
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     c.rule_patterns.push_back(std::move(ids));
   }
+  const std::span<const Pattern> patterns(c.patterns.patterns());
+  if (max_automaton_bytes != SIZE_MAX) {
+    const size_t need = AhoCorasick::build_bytes_of(patterns);
+    if (need > max_automaton_bytes)
+      throw std::length_error(
+          "the rules' " + std::to_string(patterns.size()) + " distinct contents make an automaton of " +
+          std::to_string(AhoCorasick::state_count_of(patterns)) + " states, about " + mib(need) +
+          " to build, more than max_automaton_mb (" + mib(max_automaton_bytes) + ")");
+  }
   return c;
 }
 
-RuleMatcher::RuleMatcher(std::span<const Rule> rules) : RuleMatcher(compile(rules)) {}
+RuleMatcher::RuleMatcher(std::span<const Rule> rules, size_t max_automaton_bytes)
+    : RuleMatcher(compile(rules, max_automaton_bytes)) {}
 
 RuleMatcher::RuleMatcher(Compiled c)
     : patterns_(std::move(c.patterns)), ac_(std::span<const Pattern>(patterns_.patterns())) {

@@ -55,8 +55,10 @@ static_assert(std::is_trivially_copyable_v<RuleMatcherRef>);
 class RuleMatcher {
  public:
   // Rule index = position in `rules`; each must have a content that is not negated (negated
-  // contents are ignored). Throws std::length_error for a content the automaton cannot hold.
-  explicit RuleMatcher(std::span<const Rule> rules);
+  // contents are ignored). Throws std::length_error for a content the automaton cannot hold,
+  // or, before building it, for an automaton whose build would take more than
+  // `max_automaton_bytes` (AhoCorasick::build_bytes_of).
+  explicit RuleMatcher(std::span<const Rule> rules, size_t max_automaton_bytes = SIZE_MAX);
 
   RuleMatcher(const RuleMatcher&) = delete;
   RuleMatcher& operator=(const RuleMatcher&) = delete;
@@ -82,7 +84,7 @@ class RuleMatcher {
     PatternSet patterns;
     std::vector<std::vector<uint32_t>> rule_patterns;  // sorted, distinct, per rule
   };
-  static Compiled compile(std::span<const Rule> rules);
+  static Compiled compile(std::span<const Rule> rules, size_t max_automaton_bytes);
   explicit RuleMatcher(Compiled c);
 
   PatternSet patterns_;

@@ -49,8 +49,9 @@ class PrefixParser {
 
 }  // namespace
 
-RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of) {
-  std::string text = read_text_file(path, "route file");
+RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of,
+                           const ReadLimit& limit) {
+  std::string text = read_text_file(path, "route file", limit);
   PrefixParser parser(path);
   RouteTable table;
   std::unordered_map<std::string, uint32_t> next_hop_of_name;
@@ -72,8 +73,8 @@ RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of) 
   return table;
 }
 
-std::vector<Ipv4Prefix> read_prefix_file(const std::string& path) {
-  std::string text = read_text_file(path, "route file");
+std::vector<Ipv4Prefix> read_prefix_file(const std::string& path, const ReadLimit& limit) {
+  std::string text = read_text_file(path, "route file", limit);
   PrefixParser parser(path);
   std::vector<Ipv4Prefix> prefixes;
   for_each_field_line(text, [&](long line, const std::vector<std::string_view>& f) {

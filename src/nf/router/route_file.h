@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/ipv4_prefix.h"
+#include "core/text_file.h"
 #include "nf/router/lpm_dir24_8.h"
 
 namespace gpunfv {
@@ -32,10 +33,12 @@ struct RouteTable {
 
 // Reads a route file with next hops. Next-hop indices number the distinct port names in order
 // of first appearance. `port_id_of` maps a port name to its id (nullopt: unknown port).
-RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of);
+// `limit`: how much of the file may be read (core/text_file.h).
+RouteTable read_route_file(const std::string& path, const PortIdOf& port_id_of,
+                           const ReadLimit& limit = {});
 
 // Reads a prefix list (no next hops), in file order.
-std::vector<Ipv4Prefix> read_prefix_file(const std::string& path);
+std::vector<Ipv4Prefix> read_prefix_file(const std::string& path, const ReadLimit& limit = {});
 
 // FNV-1a (32 bit) over the 4 address bytes, most significant first, then the length byte.
 uint32_t fnv1a_32_prefix(const Ipv4Prefix& p);

@@ -25,7 +25,7 @@ std::vector<uint32_t> next_hops_of(const std::vector<Route>& routes) {
 }
 
 // The `spread:` list of a prefix-list table: port names, each of which must exist.
-RouteTable spread_table(const ConfigNode& spread, const std::string& file,
+RouteTable spread_table(const ConfigNode& spread, const std::string& file, const ReadLimit& limit,
                         const PortIdOf& port_id_of) {
   RouteTable table;
   for (const ConfigNode& item : spread.items()) {
@@ -36,7 +36,7 @@ RouteTable spread_table(const ConfigNode& spread, const std::string& file,
     table.next_hop_ports.push_back(*id);
   }
   if (table.next_hop_ports.empty()) spread.fail("spread: needs at least one port");
-  table.routes = spread_routes(read_prefix_file(file), uint32_t(table.next_hop_ports.size()));
+  table.routes = spread_routes(read_prefix_file(file, limit), uint32_t(table.next_hop_ports.size()));
   return table;
 }
 
@@ -69,14 +69,15 @@ std::unique_ptr<Router> Router::from_config(const ConfigNode& node, const PortId
   ConfigNode routes = node["routes"];
   RouteTable table;
   if (routes.is_scalar()) {
-    table = read_route_file(node.input_file("routes", "route file"), port_id_of);
+    table = read_route_file(routes.as_input_file("route file"), port_id_of, routes.read_limit());
   } else if (routes.is_map()) {
     routes.only_keys({"file", "spread"});
     std::string file = routes.input_file("file", "route file");
+    const ReadLimit limit = routes["file"].read_limit();
     if (auto spread = routes.get("spread"))
-      table = spread_table(*spread, file, port_id_of);
+      table = spread_table(*spread, file, limit, port_id_of);
     else
-      table = read_route_file(file, port_id_of);
+      table = read_route_file(file, port_id_of, limit);
   } else {
     routes.fail("routes: expected a route file path or {file: PATH, spread: [PORT, ...]}");
   }

@@ -115,6 +115,18 @@ TEST(ClassBenchFile, RuleCountLimit) {
       << m;
 }
 
+TEST(ClassBenchFile, ConfiguredRuleCountLimit) {
+  const std::string line = "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n";
+  EXPECT_EQ(parse_classbench(line + "# not a rule\n" + line, "x", 2).size(), 2u);
+  try {
+    parse_classbench(line + "# not a rule\n" + line + line, "rules.txt", 2);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("rules.txt:4: more than 2 rules (the firewall's max_rules)", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(ClassBenchFile, ReadsGzipAndNamesMissingFiles) {
   auto dir = testing::temp_dir("classbench-gz");
   std::string path = (dir / "r.gz").string();

@@ -203,6 +203,15 @@ TEST(Firewall, ConfigKeysAndErrors) {
   EXPECT_NE(m.find("rules"), std::string::npos) << m;
 }
 
+TEST(Firewall, MaxRulesStopsAtTheFirstExtraRule) {
+  std::string m = config_error("  - {name: fw, type: firewall, rules: ok.rules, max_rules: 1}");
+  EXPECT_NE(m.find("ok.rules:"), std::string::npos) << m;
+  EXPECT_NE(m.find("more than 1 rules (the firewall's max_rules)"), std::string::npos) << m;
+  // Rule indices are 16-bit: the key cannot go past kMaxFirewallRules.
+  m = config_error("  - {name: fw, type: firewall, rules: ok.rules, max_rules: 65537}");
+  EXPECT_NE(m.find("c.yaml:6:"), std::string::npos) << m;
+}
+
 // The 5-tuples of the IPv4 packets of a capture, and the count of the others.
 std::vector<FiveTuple> capture_tuples(const std::string& path, uint64_t* not_ipv4) {
   char err[PCAP_ERRBUF_SIZE];

@@ -151,6 +151,25 @@ TEST(AhoCorasick, RandomSetsEqualNaiveSearchWholeAndChunked) {
   }
 }
 
+// The state count a rule set is judged by before building equals the built automaton's, case
+// folding and shared prefixes included; the build estimate covers at least the tables.
+TEST(AhoCorasick, StateCountKnownBeforeBuilding) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "abAB.";
+  for (int round = 0; round < 40; ++round) {
+    PatternSet set;
+    for (int i = 0, n = 1 + int(rng() % 30); i < n; ++i) {
+      std::string s;
+      for (size_t k = 0, len = 1 + rng() % 8; k < len; ++k) s.push_back(alphabet[rng() % alphabet.size()]);
+      set.add(s, rng() % 2);
+    }
+    AhoCorasick ac(set.patterns());
+    ASSERT_EQ(AhoCorasick::state_count_of(set.patterns()), ac.state_count()) << "round " << round;
+    ASSERT_GE(AhoCorasick::build_bytes_of(set.patterns()), ac.table_bytes()) << "round " << round;
+  }
+  EXPECT_EQ(AhoCorasick::state_count_of(std::vector<Pattern>{}), 1u);
+}
+
 // A chunk never reads more than (longest pattern - 1) bytes past its end.
 TEST(AhoCorasick, ChunkRunOnIsBoundedByLongestPattern) {
   std::vector<Pattern> pats = canonical({{"aaaaaaaa", false}, {"ab", false}});

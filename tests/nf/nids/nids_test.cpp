@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -241,6 +242,50 @@ TEST(Nids, ConfigurationErrors) {
   EXPECT_NE(d.find("first bad line: "), std::string::npos) << d;
   EXPECT_NE(two->command("sid 3").find("abc \"quoted\""), std::string::npos);
   EXPECT_NE(two->command("skipped").find("none.rules:2"), std::string::npos);
+}
+
+// `count` rules from sid `first`, one random 16-letter content each: ~15 KiB of automaton per
+// rule (few prefixes shared).
+std::string distinct_rules(int count, int first = 1) {
+  std::mt19937 rng{uint32_t(first)};
+  std::string text;
+  for (int sid = first; sid < first + count; ++sid) {
+    std::string content;
+    for (int k = 0; k < 16; ++k) content.push_back(char('a' + rng() % 26));
+    text += "alert tcp any any -> any any (msg:\"r\"; content:\"" + content +
+            "\"; sid:" + std::to_string(sid) + ";)\n";
+  }
+  return text;
+}
+
+std::string nids_error(const std::filesystem::path& dir, const std::string& yaml) {
+  try {
+    Nids::from_config(ConfigNode(YAML::Load(yaml), (dir / "c.yaml").string()));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Nids, AutomatonPastMaxAutomatonMbFailsBeforeBuilding) {
+  auto dir = temp_dir("nids-automaton-limit");
+  write_file(dir / "r.rules", distinct_rules(200));
+  const std::string m = nids_error(dir, "name: a\ntype: nids\nrules: r.rules\nmax_automaton_mb: 1\n");
+  EXPECT_NE(m.find("c.yaml:3: nids a: the rules' 200 distinct contents make an automaton of "),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("more than max_automaton_mb (1 MiB)"), std::string::npos) << m;
+  EXPECT_EQ(nids_error(dir, "name: a\ntype: nids\nrules: r.rules\nmax_automaton_mb: 8\n"), "no error");
+}
+
+TEST(Nids, RulesPastMaxRulesFailAtTheFirstExtraRule) {
+  auto dir = temp_dir("nids-rule-limit");
+  write_file(dir / "a.rules", distinct_rules(2));
+  write_file(dir / "b.rules", "# more\n" + distinct_rules(2, 101));
+  const std::string m = nids_error(dir, "name: a\nrules: [a.rules, b.rules]\nmax_rules: 3\n");
+  EXPECT_NE(m.find("b.rules:3: nids a: more than 3 rules loaded (the NF's max_rules)"), std::string::npos)
+      << m;
+  EXPECT_EQ(nids_error(dir, "name: a\nrules: [a.rules, b.rules]\nmax_rules: 4\n"), "no error");
 }
 
 // A whole run on a real HTTP capture: every alert line is valid JSON with the eve.json fields,
