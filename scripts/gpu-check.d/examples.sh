@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every examples/*.yaml on the CPU and on the GPU backend and checks that the GPU run wrote
 # the same bytes (output captures, alert logs) and the same counters (ports, NFs) as the CPU.
-# Usage: [EXAMPLES="nids firewall ..."] scripts/gpu-examples-check.sh BIN_DIR RESULTS_DIR
+# Suite examples. Usage: [EXAMPLES="nids firewall ..."] scripts/gpu-check.sh --suite examples BIN_DIR OUT_DIR
 # (EXAMPLES: only these examples/NAME.yaml; default all)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BIN=$1
 RESULTS=$2
 mkdir -p "$RESULTS"
@@ -15,7 +15,7 @@ for cfg in examples/*.yaml; do
   case "$name" in
     ipsec-inbound) continue ;;       # needs ipsec-outbound's output first
     chain-backpressure) continue ;;  # a live source at a fixed rate: timing decides what is lost
-    gpuring-*) continue ;;           # capture times are receive times, rings reorder: scripts/gpuring-gpu-chain-check.sh
+    gpuring-*) continue ;;           # capture times are receive times, rings reorder: suite gpuring-chains
   esac
   for backend in cpu gpu; do
     rm -rf out && mkdir -p out

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU ring port (host bypassing, NIC emulated) on a machine with an NVIDIA GPU (H100/H200):
+# Suite gpuring: the GPU ring port (host bypassing, NIC emulated) on a machine with an NVIDIA GPU (H100/H200):
 #   1. the gpuring unit tests: the ring protocol on CPU threads, and on the GPU (persistent
 #      kernels, NIC emulator through the copy engine) with loss, reordering and slot checks;
 #   2. bench/gpuring_bench with the pass-through NF: Table II shape (rings 1,2,4,8,16 x sizes
@@ -7,18 +7,13 @@
 #      write-back on/off, and the host-staged path on the same frames;
 #   3. the same benchmark, quick shape, with the router NF in the rx kernel.
 # Writes DIR/{device.txt, unit-tests.txt, gpuring_bench.{txt,json}, gpuring_bench_router.{txt,json}}.
-# Usage: scripts/gpuring-check.sh DIR [BIN_DIR]   (BIN_DIR: prebuilt binaries, else builds build-gpu)
+# Usage: [GPURING_BENCH_ARGS=...] scripts/gpu-check.sh --suite gpuring BIN_DIR OUT_DIR
 # GPURING_BENCH_ARGS adds options to step 2 (e.g. "--packets 100000 --max-case-s 0.5").
 set -euo pipefail
-cd "$(dirname "$0")/.."
-RESULTS=${1:?usage: scripts/gpuring-check.sh DIR [BIN_DIR]}
-BIN=${2:-}
+cd "$(dirname "$0")/../.."
+BIN=${1:?usage: scripts/gpu-check.sh --suite gpuring BIN_DIR OUT_DIR}
+RESULTS=${2:?usage: scripts/gpu-check.sh --suite gpuring BIN_DIR OUT_DIR}
 mkdir -p "$RESULTS"
-if [ -z "$BIN" ]; then
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DGPUNFV_CUDA=ON
-  cmake --build build-gpu -j "$(nproc)" --target gpunfv_tests gpuring_bench
-  BIN=build-gpu
-fi
 log() { echo; echo "=== $*"; }
 
 log "device"

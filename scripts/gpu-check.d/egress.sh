@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
-# Issue 4, a chain's egress over several threads (chain/egress.h): does S_d at 64 B pass the
-# 108 Mpps it reached with one egress thread (at 98.6% of a core, bench/results/chains-sd-s12-h200)
-# once its egress runs on 2 or 3 threads? Steps (about 4 minutes; at most 7.3 by the timeouts):
+# Suite egress: a chain's egress over several threads (chain/egress.h): S_d at 64 B with 1, 2
+# and 3 egress threads per chain. Steps (about 4 minutes; at most 7.3 by the timeouts):
 #   tests  the egress and chain tests on the CPU backend, and the GPU chain tests (gpunfv_tests);
 #   bench  egress_bench on this host's CPU: ns/packet of S_d batches through egress, 1/2/3 threads;
 #   sd     S_d at 64 B, QUEUES=8 BATCH=32768, unco and gnet, SECS s each, with
-#          EGRESS_THREADS=1, 2, 3 (bench/chains/run.sh; the model file MODEL, by default that of
-#          bench/results/chains-sd-s11-h200, which chains-sd-s12-h200 used), each run's threads
+#          EGRESS_THREADS=1, 2, 3 (bench/chains/run.sh; the model file MODEL, by default
+#          bench/results/chains-h200-2026-11-24/all-chains/model.json), each run's threads
 #          sampled for 3 s (scripts/lib/thread_cpu.py).
 # A summary table last: Mpps per policy and egress threads, the ratio to one thread, and the CPU
 # share of each egress thread and of the busiest other thread.
 # Usage: [STEPS="tests bench sd"] [SECS=6] [THREADS="1 2 3"] [MODEL=model.json]
-#        scripts/egress-gpu-check.sh BIN_DIR OUT_DIR
+#        scripts/gpu-check.sh --suite egress BIN_DIR OUT_DIR
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BIN=$(realpath "${1:?usage: scripts/egress-gpu-check.sh BIN_DIR OUT_DIR}")
-OUT=$(realpath -m "${2:?usage: scripts/egress-gpu-check.sh BIN_DIR OUT_DIR}")
+cd "$(dirname "$0")/../.."
+BIN=$(realpath "${1:?usage: scripts/gpu-check.sh --suite egress BIN_DIR OUT_DIR}")
+OUT=$(realpath -m "${2:?usage: scripts/gpu-check.sh --suite egress BIN_DIR OUT_DIR}")
 STEPS=${STEPS:-tests bench sd}
 SECS=${SECS:-6}
 THREADS=${THREADS:-1 2 3}
-MODEL=$(realpath "${MODEL:-bench/results/chains-sd-s11-h200/model.json}")
+MODEL=$(realpath "${MODEL:-bench/results/chains-h200-2026-11-24/all-chains/model.json}")
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 source scripts/lib/gpu_check.sh
@@ -105,7 +104,5 @@ for policy in ("unco", "gnet"):
         f = lambda x: f"{x:.1f}" if x is not None else "-"
         ratio = f"{mpps / base:.2f}" if mpps and base else "-"
         print(f"| {policy} | {t} | {f(mpps)} | {ratio} | {acct} | {eg} | {turns} | {other} |")
-print("(before, one egress thread: unco 108.2 Mpps with egress at 98.6%, gnet 92.6 at 78%;"
-      " bench/results/chains-sd-s12-h200)")
 PY
 fi

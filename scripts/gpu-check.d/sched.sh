@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4's GPU proof for SM partitions and the performance model, on an H100/H200 machine:
+# Suite sched: SM partitions and the performance model, on an H100/H200 machine:
 #   1. the SM partition tests: a probe kernel records %smid per block; green partitions stay on
 #      their own SMs and are disjoint, the fallback caps blocks (also run with green contexts
 #      switched off, GPUNFV_NO_GREEN_CONTEXTS=1, so the fallback path is what query reports);
@@ -9,19 +9,19 @@
 # Writes into DIR: device.txt, sm-partition-test.txt, sm-partition-test-nogreen.txt,
 # profile-NAME.txt (table of k1, b1, k2, b2, R^2, errors; allocations per policy),
 # profile-NAME.log (progress), model-NAME.json (the fitted models and their samples).
-# Usage: scripts/sched-gpu-check.sh DIR [BIN_DIR]   (BIN_DIR: a CUDA build, default build-gpu,
-# built here when missing; .carry/bin from scripts/carry-gpu-build.sh works too)
+# Usage: scripts/gpu-check.sh --suite sched BIN_DIR OUT_DIR   (BIN_DIR: a CUDA build, or one
+# packaged by scripts/package-for-gpu-host.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-OUT=${1:?usage: $0 DIR [BIN_DIR]}
-BIN=${2:-build-gpu}
+cd "$(dirname "$0")/../.."
+BIN=${1:?usage: scripts/gpu-check.sh --suite sched BIN_DIR OUT_DIR}
+OUT=${2:?usage: scripts/gpu-check.sh --suite sched BIN_DIR OUT_DIR}
 mkdir -p "$OUT"
 if [ ! -x "$BIN/gpunfv" ] || [ ! -x "$BIN/gpunfv_tests" ]; then
   cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DGPUNFV_CUDA=ON
   cmake --build "$BIN" -j "$(nproc)" --target gpunfv gpunfv_tests
 fi
 if ls "$BIN"/lib*.so* > /dev/null 2>&1; then
-  export LD_LIBRARY_PATH="$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # a carried build's libraries
+  export LD_LIBRARY_PATH="$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # a packaged build's libraries
 fi
 log() { echo; echo "=== $*"; }
 status=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 on a machine with an NVIDIA GPU (H100/H200): chains fed by a gpuring port on the GPU
+# Suite gpuring-chains, on a machine with an NVIDIA GPU (H100/H200): chains fed by a gpuring port on the GPU
 # backend (placement: device: the ring loops as one persistent kernel, the NIC emulator on the
 # copy engine, the chain on the ring batches where they lie).
 #   0. diagnosis first, so a hanging run explains itself: the device preflight (every registered
@@ -27,11 +27,11 @@
 # Writes OUT_DIR/{device.txt, diagnosis-*.txt, unit-tests.txt, examples.txt, compare.txt,
 # compare.json, runs/*}; the summary table is printed last. About 2-4 minutes; at most about 7.5
 # (a hang found in step 0 skips the later GPU chain runs).
-# Usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR   (PACKETS=1000000 by default)
+# Usage: [PACKETS=1000000] scripts/gpu-check.sh --suite gpuring-chains BIN_DIR OUT_DIR
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BIN=${1:?usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR}
-OUT=${2:?usage: scripts/gpuring-gpu-chain-check.sh BIN_DIR OUT_DIR}
+cd "$(dirname "$0")/../.."
+BIN=${1:?usage: scripts/gpu-check.sh --suite gpuring-chains BIN_DIR OUT_DIR}
+OUT=${2:?usage: scripts/gpu-check.sh --suite gpuring-chains BIN_DIR OUT_DIR}
 BIN=$(cd "$BIN" && pwd)
 mkdir -p "$OUT/runs" out
 OUT=$(cd "$OUT" && pwd)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `gpunfv run` driving a forward between two gpuring ports on a machine with an NVIDIA GPU
-# (issue 7): examples/gpuring-forward.yaml (routed SIP capture, variant rd, one ring pair) with
+# Suite forward: `gpunfv run` driving a forward between two gpuring ports (P2PNIC) on a GPU
+# host: examples/gpuring-forward.yaml (routed SIP capture, variant rd, one ring pair) with
 # placement: host (CPU threads) and placement: device (the persistent forwarding kernel); the
 # two output captures must hold the same frames byte for byte, in the same order, and the two
 # reports the same per-port counts and drops. Then, on the device: variant wr unrouted over two
@@ -10,12 +10,15 @@
 # Writes OUT_DIR/{device.txt, *.yaml, *.report.json, *.log, *.pcap, unit-tests.txt,
 # gpu_forward.{txt,json}, summary.txt}; prints the summary table last. About 2-4 minutes
 # (timeouts 60 x 4 + 150 + 120 s).
-# Usage: scripts/forward-gpu-check.sh BIN_DIR OUT_DIR   (BIN_DIR: a CUDA build holding gpunfv,
+# Usage: [SWEEP_ARGS=...] scripts/gpu-check.sh --suite forward BIN_DIR OUT_DIR
+# (SWEEP_ARGS: the gpuring_bench --gpu-forward options, default "--variants wr,rd --fwd-sizes
+# 64,1518 --fwd-packets 200000"; "" runs the full sweep: every variant and size, latency at 50%
+# load, tail batching, the emulator's step phases.  BIN_DIR: a CUDA build holding gpunfv,
 # gpunfv_tests and gpuring_bench; LD_LIBRARY_PATH should include it)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BIN=$(realpath "${1:?usage: scripts/forward-gpu-check.sh BIN_DIR OUT_DIR}")
-OUT=${2:?usage: scripts/forward-gpu-check.sh BIN_DIR OUT_DIR}
+cd "$(dirname "$0")/../.."
+BIN=$(realpath "${1:?usage: scripts/gpu-check.sh --suite forward BIN_DIR OUT_DIR}")
+OUT=${2:?usage: scripts/gpu-check.sh --suite forward BIN_DIR OUT_DIR}
 mkdir -p "$OUT" && OUT=$(realpath "$OUT")
 REPO=$(pwd)
 declare -a SUMMARY
@@ -138,8 +141,10 @@ grep -E "^\[ +(OK|SKIPPED|FAILED) \]|PASSED|FAILED" "$OUT/unit-tests.txt" | tail
 skipped=$(grep -cE "^\[  SKIPPED \] .*OnDevice.* \([0-9]+ ms\)" "$OUT/unit-tests.txt" || true)
 note "unit tests (exit, device tests skipped)" "$tests_rc, $skipped skipped"
 
-log "gpuring_bench --gpu-forward (wr, rd; 64 and 1518 B; 200k packets)"
-timeout 120 "$BIN/gpuring_bench" --gpu-forward --variants wr,rd --fwd-sizes 64,1518 --fwd-packets 200000 \
+SWEEP_ARGS=${SWEEP_ARGS---variants wr,rd --fwd-sizes 64,1518 --fwd-packets 200000}
+log "gpuring_bench --gpu-forward ${SWEEP_ARGS:-(full sweep)}"
+# shellcheck disable=SC2086
+timeout 300 "$BIN/gpuring_bench" --gpu-forward $SWEEP_ARGS \
   --json "$OUT/gpu_forward.json" > "$OUT/gpu_forward.txt" 2>&1
 bench_rc=$?
 tail -n 25 "$OUT/gpu_forward.txt"

@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# Issue 4, the NFs' collect() on the host: is the per-packet collect work still a limit for S_d
-# at 64 B on the GPU machine? Steps (about 3 minutes; at most 7.2 by the timeouts):
+# Suite collect: the NFs' collect() on the host (the CPU backend's, and NIDS's with an alert log)
+# and what it costs S_d at 64 B on the GPU host. Steps (about 3 minutes; at most 7.2 by the timeouts):
 #   tests     the collect unit tests, the GPU-vs-CPU NF and chain tests (gpunfv_tests);
 #   examples  the examples with a firewall, IPsec or NIDS on both backends, reports and alert
-#             logs compared (scripts/gpu-examples-check.sh);
+#             logs compared (suite examples);
 #   bench     collect_bench on this host's CPU: ns/packet per NF, reference loop vs collect();
 #   sd        S_d at 64 B, QUEUES=8 BATCH=32768, unco and gnet (bench/chains/run.sh, with the
-#             model of bench/results/chains-sd-s11-h200), each run's threads sampled for 3 s
+#             model MODEL, by default bench/results/chains-h200-2026-11-24/all-chains/model.json), each run's threads sampled for 3 s
 #             (scripts/lib/thread_cpu.py): collect workers (gn-collect-NF[.shard]) and egress.
-# A summary table last: Mpps per policy (and the same run before this change, from
-# bench/results/chains-sd-s11-h200/batch32768) and the CPU share of the collect workers and egress.
-# Usage: [STEPS="tests examples bench sd"] [SECS=10] scripts/collect-gpu-check.sh BIN_DIR OUT_DIR
+# A summary table last: Mpps per policy and the CPU share of the collect workers and egress.
+# Usage: [STEPS="tests examples bench sd"] [SECS=10] [MODEL=model.json]
+#        scripts/gpu-check.sh --suite collect BIN_DIR OUT_DIR
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BIN=$(realpath "${1:?usage: scripts/collect-gpu-check.sh BIN_DIR OUT_DIR}")
-OUT=$(realpath -m "${2:?usage: scripts/collect-gpu-check.sh BIN_DIR OUT_DIR}")
+cd "$(dirname "$0")/../.."
+BIN=$(realpath "${1:?usage: scripts/gpu-check.sh --suite collect BIN_DIR OUT_DIR}")
+OUT=$(realpath -m "${2:?usage: scripts/gpu-check.sh --suite collect BIN_DIR OUT_DIR}")
 STEPS=${STEPS:-tests examples bench sd}
 SECS=${SECS:-10}
-BEFORE=bench/results/chains-sd-s11-h200
+MODEL=$(realpath "${MODEL:-bench/results/chains-h200-2026-11-24/all-chains/model.json}")
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 source scripts/lib/gpu_check.sh
@@ -38,7 +38,7 @@ fi
 if has examples; then
   log "examples on both backends (reports and alert logs equal)"
   EXAMPLES="nids firewall chain-branches chain-fw-ipsec-nids-router ipsec-outbound" \
-    timeout 100 scripts/gpu-examples-check.sh "$BIN" "$OUT/examples" > "$OUT/examples.txt" 2>&1
+    timeout 100 bash scripts/gpu-check.d/examples.sh "$BIN" "$OUT/examples" > "$OUT/examples.txt" 2>&1
   rc=$?; echo "examples exit $rc"; status+=("examples exit $rc")
   cat "$OUT/examples.txt" | tail -8
 fi
@@ -52,7 +52,7 @@ fi
 
 if has sd; then
   mkdir -p "$OUT/chains"
-  cp "$BEFORE/model.json" "$OUT/chains/model.json"  # run.sh then skips profiling
+  cp "$MODEL" "$OUT/chains/model.json"  # run.sh then skips profiling
   for policy in unco gnet; do
     log "S_d 64 B, $policy, batch 32768, 8 queues"
     sampled_run "$OUT/run-sd-64-$policy.txt" "$OUT/threads-sd-64-$policy.txt" $(( SECS / 2 )) 3 \
@@ -68,20 +68,19 @@ fi
 log "summary"
 for s in "${status[@]}"; do echo "$s"; done
 if has sd; then
-  python3 - "$OUT" "$BEFORE/batch32768/reports" <<'PY'
+  python3 - "$OUT" <<'PY'
 import json, os, re, sys
-out, before = sys.argv[1], sys.argv[2]
+out = sys.argv[1]
 def mpps(path):
     try:
         r = json.load(open(path))
     except (OSError, ValueError):
         return None
     return sum(p.get("rx_packets", 0) for p in r["ports"].values()) / r["elapsed_s"] / 1e6
-print("| policy | Mpps now | Mpps before (chains-sd-s11-h200) | collect workers, % of a core | egress % |")
-print("|---|---|---|---|---|")
+print("| policy | Mpps | collect workers, % of a core | egress % |")
+print("|---|---|---|---|")
 for policy in ("unco", "gnet"):
     now = mpps(f"{out}/chains/reports/sd-64-{policy}.json")
-    old = mpps(f"{before}/sd-64-{policy}.json")
     threads = {}
     try:
         for line in open(f"{out}/threads-sd-64-{policy}.txt"):
@@ -92,9 +91,8 @@ for policy in ("unco", "gnet"):
         pass
     collect = " ".join(f"{k[3:]} {v:.0f}" for k, v in sorted(threads.items()) if k.startswith("gn-collect"))
     fmt = lambda x: f"{x:.1f}" if x is not None else "-"
-    print(f"| {policy} | {fmt(now)} | {fmt(old)} | {collect or '-'} | {threads.get('gn-egress', '-')} |")
-print("(before, gnet: gn-collect-2 (NIDS) 99.9%, -1 (IPsec) 47.5%, -0 (fw) 42.5%, egress 82.9%;"
-      " collect-NF numbers follow the configuration's NF order fw, ipsec, nids, router)")
+    print(f"| {policy} | {fmt(now)} | {collect or '-'} | {threads.get('gn-egress', '-')} |")
+print("(gn-collect-N: the NF at index N of the configuration, .S its shard)")
 PY
 fi
 if has bench; then sed -n '/^| NF /,/^$/p' "$OUT/collect_bench.txt"; fi
