@@ -1,4 +1,4 @@
-// Collect benchmark (issue 4): the host-side cost, per packet, of each NF's collect() (rule hits,
+// Collect benchmark: the host-side cost, per packet, of each NF's collect() (rule hits,
 // per-SA packets, NIDS alerts), which the collect workers run once per finished batch. A Google
 // Benchmark over one batch that the CPU backend filled as the chain does (generator traffic
 // through every NF, so each result record is what the NF's process() wrote), timed per NF for

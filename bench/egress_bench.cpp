@@ -1,4 +1,4 @@
-// Egress benchmark (issue 4): what a chain's egress (chain/egress.h) costs per packet, and how
+// Egress benchmark: what a chain's egress (chain/egress.h) costs per packet, and how
 // it scales with threads per chain. A Google Benchmark that feeds finished S_d batches, as the
 // CPU backend fills them (generator traffic through firewall, IPsec, NIDS and router, spread
 // over four discard ports), to an Egress with 1, 2 or 3 threads; the hand-off returns each

@@ -1,4 +1,4 @@
-// PCIe copy rate beside host-memory writers (issue 4's 1518-byte bottleneck). S_d at 1518 B
+// PCIe copy rate beside host-memory writers (what bounds S_d at 1518 B). S_d at 1518 B
 // uploads 37 GB/s while its download moves about as much the other way and the generator
 // threads write 35 GB/s of frames into host memory; a copy-only probe reached 47 GB/s each way.
 // This measures whether host-memory traffic alone explains the gap: the copy engines move

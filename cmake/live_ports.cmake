@@ -1,8 +1,8 @@
-# Live ports (issue 7): the DPDK ethdev port and the AF_XDP port, each built into gpunfv_lib
+# Live ports: the DPDK ethdev port and the AF_XDP port, each built into gpunfv_lib
 # when its libraries are found (their sources compile to a "not in this build" error otherwise).
 #
-# DPDK is linked statically, like the peers: a carried gpunfv binary then runs on a host
-# without DPDK installed. Drivers register themselves from constructors, so their archives are
+# DPDK is linked statically, like the peers: a packaged gpunfv binary
+# (scripts/package-for-gpu-host.sh) then runs on a host without DPDK installed. Drivers register themselves from constructors, so their archives are
 # linked whole; only the virtual devices (net_ring, net_pcap, net_af_packet, net_memif) and the
 # common Intel NIC drivers are included, not every PMD Debian ships.
 option(GPUNFV_DPDK_PORT "Build the dpdk port type when libdpdk is found" ON)
@@ -59,7 +59,7 @@ if(GPUNFV_AFXDP_PORT)
   pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
   if(LIBXDP_FOUND AND LIBBPF_FOUND)
     set(GPUNFV_HAVE_AFXDP_PORT 1)
-    # Statically where the archives exist (Debian ships them), like DPDK: binaries carried to a
+    # Statically where the archives exist (Debian ships them), like DPDK: binaries packaged for a
     # host without libxdp/libbpf still start (afxdp ports then fail with the kernel's reason).
     find_library(GPUNFV_LIBXDP_A NAMES libxdp.a HINTS ${LIBXDP_LIBRARY_DIRS} NO_CACHE)
     find_library(GPUNFV_LIBBPF_A NAMES libbpf.a HINTS ${LIBBPF_LIBRARY_DIRS} NO_CACHE)

@@ -7,11 +7,11 @@
 #
 # BUILD_DIR (default build) must hold forward_bench (any build: the benchmark uses no GPU).
 # forward_bench links DPDK statically and runs anywhere. dpdk-testpmd is Debian's (package
-# dpdk-dev) and is dynamically linked: for a host without DPDK, scripts/carry-forward-bench.sh
-# packs it with its libraries and the net_ring / ring mempool plugins (scripts/carry-testpmd.sh)
-# and forward_bench with its libraries into .carry/fwd; there run
-#   LD_LIBRARY_PATH=.carry/fwd/bin FORWARD_HOST=h200host TESTPMD=.carry/fwd/testpmd-wrap \
-#     scripts/forward-bench.sh .carry/fwd/bin --seconds 2 --rounds 2
+# dpdk-dev) and is dynamically linked: for a host without DPDK, scripts/package-forward-bench.sh
+# packs it with its libraries and the net_ring / ring mempool plugins (scripts/package-testpmd.sh)
+# and forward_bench with its libraries into .gpu-package/fwd; there run
+#   LD_LIBRARY_PATH=.gpu-package/fwd/bin FORWARD_HOST=h200host TESTPMD=.gpu-package/fwd/testpmd-wrap \
+#     scripts/forward-bench.sh .gpu-package/fwd/bin --seconds 2 --rounds 2
 # (FORWARD_HOST names the results folder). Without testpmd the testpmd rows are left out
 # (TESTPMD=''). Extra options go to forward_bench, e.g. --seconds 2 --rounds 2, --one-port (one
 # port looped onto itself on one core, both sides), --latency-sample N, --no-copy, --no-sweep,
@@ -42,7 +42,7 @@ if [ "$cpus" -gt 2 ]; then pin="$((cpus - 2)),$((cpus - 1))"; else pin="0,1"; fi
   echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   if [ -n "$testpmd" ]; then
     echo "testpmd: $testpmd"
-    echo "testpmd libraries (carry these to a host without DPDK):"
+    echo "testpmd libraries (package these for a host without DPDK):"
     { ldd "$testpmd" 2>/dev/null || echo "(not an ELF binary: a wrapper)"; } | grep -E 'rte_|numa|pcap|bsd|wrapper' | sed 's/^/  /' || true
   else
     echo "testpmd: not found (rows left out)"

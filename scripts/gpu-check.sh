@@ -1,48 +1,61 @@
 #!/usr/bin/env bash
-# GPU proof, run on a machine with an NVIDIA GPU (H100/H200):
-#   1. builds with CUDA (or uses prebuilt binaries in BIN_DIR),
-#   2. runs the unit tests there (the GPU-vs-CPU tests run instead of skipping),
-#   3. runs every example on both backends and compares output files and counters,
-#   4. runs bench/router_bench: 10M generated packets through the full-table router on the CPU
-#      (1 thread, all threads) and the GPU (kernel-only, end to end), GPU output compared with
-#      CPU output packet by packet,
-#   5. runs bench/nf_bench: router, firewall (ClassBench acl1 1k, fw1 10k), NIDS (ET Open) and
-#      IPsec (ESP outbound) at 64/512/1518 B, CPU vs peer libraries vs GPU, every GPU output
-#      packet compared with the CPU's, every peer answer with ours,
-#   6. runs the executor end to end on both backends (examples/router-fulltable.yaml).
-# Usage: scripts/gpu-check.sh [BIN_DIR] [RESULTS_DIR]
+# The GPU checks, run on a machine with an NVIDIA GPU (H100/H200). Each suite runs its tests and
+# benchmarks there and writes what it measured into OUT_DIR; tests that skip without a GPU run
+# instead of skipping, and a suite fails if any of them skipped.
+#
+#   scripts/gpu-check.sh [--suite NAME[,NAME...]] [BIN_DIR] [OUT_DIR]
+#
+# BIN_DIR: a CUDA build (gpunfv, gpunfv_tests and the benchmarks), or one packaged by
+# scripts/package-for-gpu-host.sh (.gpu-package/bin). Left out or empty: builds build-gpu here
+# with -DGPUNFV_CUDA=ON. OUT_DIR: default out/gpu-check; with several suites each writes into
+# OUT_DIR/NAME. Without --suite: unit, examples, nf.
+#
+# Suites (scripts/gpu-check.d/NAME.sh; each header says what it runs and writes):
+#   unit            every unit test on the GPU (the GPU-vs-CPU tests of every NF, stage and port)
+#   examples        every examples/*.yaml on both backends: GPU output files and counters == CPU's
+#   nf              router_bench (full table), nf_bench (every NF, 64/512/1518 B), the executor
+#                   end to end on both backends
+#   chains          G-NET's chains S_a..S_d x sizes x policies (bench/chains/run.sh), with the
+#                   unit tests and examples first (SKIP_UNIT=1, SKIP_EXAMPLES=1 leave them out)
+#   collect         the NFs' host-side collect(): its tests, collect_bench, S_d with threads sampled
+#   egress          egress_bench and S_d at 64 B with 1, 2, 3 egress threads per chain
+#   gpuring         the GPU ring port: its unit tests and gpuring_bench (NIC emulated)
+#   gpuring-chains  chains fed by a gpuring port on the GPU backend, against the CPU backend and
+#                   the host-staged path
+#   forward         forwarding between two gpuring ports under gpunfv run, host vs device placement
+#   sched           SM partitions and gpunfv profile (G-NET's performance model)
+# Suite arguments beyond BIN_DIR and OUT_DIR are given by environment variables (see each suite).
 set -euo pipefail
+SELF=$(readlink -f "$0")
 cd "$(dirname "$0")/.."
+SUITES=unit,examples,nf
+if [ "${1:-}" = --suite ]; then SUITES=${2:?usage: scripts/gpu-check.sh [--suite NAME[,NAME...]] [BIN_DIR] [OUT_DIR]}; shift 2; fi
+case "${1:-}" in -h|--help) sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 BIN=${1:-}
-RESULTS=${2:-bench/results/gpu-check}
-PACKETS=${PACKETS:-10000000}
-mkdir -p "$RESULTS" out
+OUT=${2:-out/gpu-check}
+IFS=, read -r -a names <<< "$SUITES"
+for name in "${names[@]}"; do
+  [ -f "scripts/gpu-check.d/$name.sh" ] || { echo "gpu-check: no suite '$name' (see scripts/gpu-check.sh --help)" >&2; exit 2; }
+done
 if [ -z "$BIN" ]; then
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DGPUNFV_CUDA=ON
   cmake --build build-gpu -j "$(nproc)"
   BIN=build-gpu
 fi
-log() { echo; echo "=== $*"; }
-
-log "device"
-nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv | tee "$RESULTS/device.txt"
-nproc | sed 's/^/host cores: /' | tee -a "$RESULTS/device.txt"
-"$BIN/gpunfv" version | tee -a "$RESULTS/device.txt"
-
-log "unit tests"
-"$BIN/gpunfv_tests" > "$RESULTS/unit-tests.txt" 2>&1 || { tail -n 40 "$RESULTS/unit-tests.txt"; exit 1; }
-grep -E "^\[ +OK \] Gpu|SKIPPED|PASSED|FAILED" "$RESULTS/unit-tests.txt"
-
-log "every example on both backends: GPU output files and counters equal the CPU's"
-scripts/gpu-examples-check.sh "$BIN" "$RESULTS/examples" | tee "$RESULTS/examples.txt"
-
-log "router benchmark ($PACKETS packets, full table)"
-"$BIN/router_bench" --config bench/router_bench.yaml --packets "$PACKETS" --json "$RESULTS/router_bench.json" | tee "$RESULTS/router_bench.txt"
-
-log "per-NF benchmark (nf_bench: router, firewall, NIDS, IPsec at 64, 512, 1518 B)"
-"$BIN/nf_bench" --threads "$(nproc)" --json "$RESULTS/nf_bench.json" 2> >(tee "$RESULTS/nf_bench.log" >&2) | tee "$RESULTS/nf_bench.txt"
-
-log "executor end to end, full table, generator -> router -> null ports"
-for backend in cpu gpu; do
-  "$BIN/gpunfv" run examples/router-fulltable.yaml --backend "$backend" --report "$RESULTS/fulltable-$backend.json" 2>&1 | tail -n 16 | tee "$RESULTS/fulltable-$backend.txt"
+BIN=$(cd "$BIN" && pwd)
+if ls "$BIN"/lib*.so* > /dev/null 2>&1; then  # a packaged build holds its shared libraries
+  export LD_LIBRARY_PATH="$BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+status=0
+for name in "${names[@]}"; do
+  dir=$OUT
+  [ "${#names[@]}" -gt 1 ] && dir=$OUT/$name
+  mkdir -p "$dir"
+  echo; echo "##### suite $name -> $dir"
+  if bash "scripts/gpu-check.d/$name.sh" "$BIN" "$dir"; then
+    echo "##### suite $name: ok"
+  else
+    echo "##### suite $name: FAILED"; status=1
+  fi
 done
+exit $status

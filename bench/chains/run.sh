@@ -1,5 +1,5 @@
 #!/bin/bash
-# G-NET's evaluation shape with our NFs (issue 4): profile every NF (nBench), then run chains
+# G-NET's evaluation shape with our NFs: profile every NF (nBench), then run chains
 # S_a..S_d at each packet size under each sharing policy, and summarize throughput per policy,
 # the gnet / temporal ratio and latency CDFs.
 #

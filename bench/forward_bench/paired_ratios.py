@@ -6,7 +6,7 @@ zero-copy rows) against testpmd and against the bare loop, and the bare loop aga
 
 forward_bench keeps every round's rate (round_mpps) and runs the rows of a round one after the
 other, so a round's ratio compares runs seconds apart. On hosts whose speed jumps between two
-levels from one second to the next (bench/results/forward-h100host-s18), the median of those
+levels from one second to the next (bench/results/forward-h100host-2026-11-25), the median of those
 ratios over many rounds says more than the ratio of the best rounds; this prints both, the mean,
 how many rounds came out at or above 1, and the ratio of the rows' upper quartiles.
 """

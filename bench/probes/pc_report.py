@@ -7,7 +7,7 @@ DIR holds pcs-PID.bin (samples) and pcs-PID.maps (the process's /proc/self/maps)
 instruction pointer is placed in its mapping, turned into the file's virtual address through
 the file's PT_LOAD segments (readelf) and named by the symbol around it (nm, with sizes). The
 files are looked up here: by the path in maps, else by --binary NAME=PATH (NAME: the file's
-base name there), e.g. an unstripped local build of a binary that was carried stripped; a
+base name there), e.g. an unstripped local build of a binary that was packaged stripped; a
 stripped file names only its exported symbols (shown as 'nearest exported: ...').
 """
 import argparse

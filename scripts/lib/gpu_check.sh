@@ -1,4 +1,4 @@
-# Sourced by the GPU check scripts (collect-gpu-check.sh, egress-gpu-check.sh): what they share.
+# Sourced by the GPU check suites (scripts/gpu-check.d/collect.sh, egress.sh): what they share.
 
 log() { echo; echo "=== $*"; }
 

@@ -3,8 +3,8 @@
 # and by the host-staged path (generator port, batched copy to the device), both on the GPU
 # backend, plus the CPU backend for reference: unpaced (Mpps) and paced at 100 kpps (latency).
 # Prints a table (Mpps, latency p50/p99, NIC in-to-out p50/p99, egress copies, CPU cores) and
-# writes OUT/compare.json and OUT/runs/compare-*. Used by scripts/gpuring-gpu-chain-check.sh and
-# scripts/teambatch-gpu-check.sh; run from the repository root.
+# writes OUT/compare.json and OUT/runs/compare-*. Used by the gpuring-chains suite
+# (scripts/gpu-check.d/gpuring-chains.sh); run from the repository root.
 # Usage: gpuring_compare.py BIN_DIR OUT_DIR PACKETS BUDGET_S CHAIN_HANGS(0|1)
 import json, os, re, resource, subprocess, sys, time
 bin_dir, out, packets = sys.argv[1], sys.argv[2], int(sys.argv[3])

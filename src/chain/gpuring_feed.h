@@ -39,7 +39,7 @@
 // With `nic:` (a real 82599, io/gpuring/dpdk_nic.h) there is no emulator, source or sink: the
 // NIC is attached to the device rings before the loops start (its preconditions are checked
 // before any GPU memory is taken) and detached after they exit; the run ends at its deadline
-// (--duration, required: check_run_ends). Untested: no NIC can DMA into GPU memory on our machines.
+// (--duration, required: check_run_ends). Untested: no NIC that can DMA into GPU memory was available.
 //
 // Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
 // mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -

@@ -141,7 +141,7 @@ void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
     if (!receives && !sends)
       port_nodes[i]["type"].fail("a gpuring port runs in the chain executor only as a chain's from: or on "
                                  "a forward between two gpuring ports (bench/gpuring_bench runs it on its "
-                                 "own; see docs/DESIGN.md)");
+                                 "own; see docs/architecture.md)");
     if (feeds_chain && sends)
       port_nodes[i]["type"].fail("gpuring port '" + rc.ports[i]->name() + "' feeds a chain and is a forward's "
                                  "to: both would drive its NIC's tx into one sink");

@@ -1,7 +1,7 @@
 // DeviceCounters: counters an NF adds into on the device (GPU backend), so no host thread reads
 // every packet's results to count them. On the H200's 16-core host the NFs' collect() loops took
 // 3.5 cores at 140 Mpps on S_d, and skipping them ran the chain 25-30% faster
-// (bench/results/chains-sd-s16-h200). cuCollections style: DeviceCounters owns the device
+// (docs/decisions/device-side-counting.md). cuCollections style: DeviceCounters owns the device
 // array; DeviceCountersRef is trivially copyable and passed to kernels by value.
 //
 // DeviceCountersRef's adds are warp-wide: every lane of a full warp calls them together (a

@@ -15,7 +15,7 @@ namespace gpunfv::dpdk_bursts {
 
 // Up to `max` frames; where `bytes` is not null, their total length: a load from each header,
 // in L1 since the frames were just received. That sum is what exact byte counts cost on ports
-// that keep none (bench/results/forward-vm-s14; four separate sums measured no faster).
+// that keep none (four separate sums measured no faster).
 inline uint32_t rx(uint16_t port, void** handles, uint32_t max, uint64_t* bytes) {
   auto** mbufs = reinterpret_cast<rte_mbuf**>(handles);
   const uint16_t got = rte_eth_rx_burst(port, 0, mbufs, uint16_t(std::min<uint32_t>(max, 0xFFFF)));

@@ -387,7 +387,7 @@ uint32_t GeneratorPort::rx_queue_burst(uint16_t queue, Batch& b, uint32_t max) {
   // Frames written with plain stores: each slot's first line is asked for (with intent to write)
   // kPrefetchSlots ahead, so its read for ownership overlaps the frames before it. With 8
   // threads on the H200's host, 64-byte frames in 128-byte slots of a cold pool: 219 -> 292
-  // Mpps (bench/results/chains-sd-s14-h200, generator_bench). Streamed frames need no line read.
+  // Mpps (generator_bench). Streamed frames need no line read.
   constexpr uint32_t kPrefetchSlots = 8;
   const bool prefetch = sizes_.max < stream_min_bytes_;
   const uint32_t prefetch_end = std::min<uint32_t>(first + uint32_t(want), v.capacity);

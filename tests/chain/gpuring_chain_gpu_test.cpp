@@ -4,7 +4,7 @@
 // frames in order, per-port and per-NF counters, drops by reason, NF reports (rule hits, alerts,
 // SA counters) and the NIDS alert log equal; every packet accounted for; the slot audit holds;
 // no packet byte crossed PCIe except the frames egress sent to host ports or the alert log read.
-// Skipped where no CUDA device is present; scripts/gpuring-gpu-chain-check.sh runs it.
+// Skipped where no CUDA device is present; scripts/gpu-check.sh --suite gpuring-chains runs it.
 #if GPUNFV_HAVE_CUDA
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 """`gpunfv profile` without a GPU: a clear error and exit status 2; bad option values are caught
-before any GPU work. (The measurements themselves run in scripts/sched-gpu-check.sh.)"""
+before any GPU work. (The measurements themselves run in scripts/gpu-check.sh --suite sched.)"""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 // SM partitions land kernels on their own SMs: a probe kernel records %smid per block. Skipped
-// where no CUDA device is present (CI); scripts/sched-gpu-check.sh runs it on a GPU machine.
+// where no CUDA device is present (CI); scripts/gpu-check.sh --suite sched runs it on a GPU machine.
 #if GPUNFV_HAVE_CUDA
 #include "gpu/sm_partition.h"
 

@@ -201,7 +201,7 @@ TEST(Allocator, GranularityAndBudgetRespected) {
 // With fold_remainder the SMs below one partition step (132 - 128) join the NF that limits
 // the chain; every other NF keeps its partition, and the chain rate never drops.
 TEST(Allocator, GnetFoldsTheRemainderIntoTheLimitingNf) {
-  // S_d's shape at 64 B: two light NFs and two heavy ones (the H200 model of session 13).
+  // S_d's shape at 64 B: two light NFs and two heavy ones (an H200's fitted model).
   std::vector<SchedNode> sd = {{"fw", kernel_only(1.29e-8, 6.2e-6), {1}, 1.0},
                                {"ipsec", kernel_only(1.71e-7, 2.56e-5), {2}, 1.0},
                                {"nids", kernel_only(2.73e-7, 1.74e-5), {3}, 1.0},

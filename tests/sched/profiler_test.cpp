@@ -1,5 +1,5 @@
 // The CPU side of `gpunfv profile`: options, sized traffic, the table. The GPU measurements run
-// in scripts/sched-gpu-check.sh.
+// in the sched suite of scripts/gpu-check.sh.
 #include "sched/profiler.h"
 
 #include <CLI/CLI.hpp>

@@ -135,7 +135,7 @@ uint32_t Forwarder::post_refused(Bursts& io, BurstBytes& bytes, Loop& st, void* 
 void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
   // Where descriptor_batch divides burst (8 or 32 of 32, the defaults and testpmd's shape), every
   // turn posts all it received: a short burst at once, a full one in whole groups. That loop
-  // keeps nothing between turns and is leaner (bench/results/forward-h200host-s17).
+  // keeps nothing between turns and is leaner (docs/decisions/zero-copy-forward-loop.md).
   const bool whole = spec_.burst % spec_.descriptor_batch == 0;
   const bool one_post = spec_.descriptor_batch == spec_.burst;  // a post takes a whole burst
 #if GPUNFV_HAVE_DPDK_PORT
@@ -162,9 +162,9 @@ void Forwarder::run_handle_bursts(const std::function<bool()>& stop, Loop& st) {
 // turns, settling bytes while they calibrate, and the stop check (at most 256 busy turns apart;
 // also every 16th poll of a run of empty ones). Refused posts and the empty-poll spin are cold
 // paths. (The loop before, with its counts in a struct passed to helpers and a poll counter for
-// the stop check, ran 0.80-0.85x testpmd io's loop built into forward_bench on our VM and
-// 0.58-0.80x on the H100 host; this one 0.94-0.96x and 0.93-1.01x:
-// bench/results/forward-h100host-s18.)
+// the stop check, ran 0.80-0.85x testpmd io's loop built into forward_bench on a 2-vCPU VM
+// and 0.58-0.80x on the H100 host; this one 0.94-0.96x and 0.93-1.01x; current figures in
+// bench/results/forward-h100host-2026-11-25.)
 template <bool kOnePost, class Bursts>
 void Forwarder::run_whole_bursts(Bursts io, const std::function<bool()>& stop, Loop& st) {
   const LoopClock& clock = loop_clock();

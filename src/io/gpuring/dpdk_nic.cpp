@@ -184,7 +184,7 @@ std::unique_ptr<DpdkNic> DpdkNic::attach(const GpuRingConfig& cfg, RingSet& ring
     fail(cfg, fmt::format("cudaHostRegister(BAR0, cudaHostRegisterIoMemory) failed: {}. The GPU cannot map the NIC's "
                           "registers for peer-to-peer writes on this platform (GPU and NIC need a PCIe path that "
                           "forwards peer MMIO: ACS redirect off on the switch ports between them, the IOMMU "
-                          "passing it; docs/DESIGN.md)",
+                          "passing it; docs/architecture.md)",
                           cudaGetErrorString(e)));
   s.bar_registered = true;
   void* bar_dev = nullptr;
@@ -205,7 +205,7 @@ std::unique_ptr<DpdkNic> DpdkNic::attach(const GpuRingConfig& cfg, RingSet& ring
                   "none. It needs GPU memory exported for peer DMA in a form this path accepts: nvidia-peermem "
                   "(GPUDirect RDMA; serves NICs driven through ib_core, not VFIO), a dma-buf of the allocation "
                   "(cuMemGetHandleForAddressRange, open NVIDIA kernel modules) imported by the IOMMU layer, or the "
-                  "GPU memory mapped through its BAR1 (GDRCopy) so VFIO maps those PCI pages; see docs/DESIGN.md",
+                  "GPU memory mapped through its BAR1 (GDRCopy) so VFIO maps those PCI pages; see docs/architecture.md",
                   s.dma.bytes, s.dma.va, rte_strerror(rte_errno)));
   s.dma_mapped = true;
   const uint64_t bus_of_memory = s.dma.va + (reinterpret_cast<uint64_t>(rings.memory()) - s.dma.va);

@@ -1,7 +1,7 @@
 // DpdkNic: a real Intel 82599 (X520, ixgbe) driving a gpuring port's rings in GPU memory, in
 // place of the NIC emulator (`nic: 0000:03:00.0` on the port; gpuring_config.h). Written to
-// compile and to fail clearly; it has never run, because none of our machines has such a NIC
-// next to a GPU with peer-to-peer DMA (docs/DESIGN.md lists what the platform needs).
+// compile and to fail clearly; it has never run: no machine it was tested on has such a NIC
+// next to a GPU with peer-to-peer DMA (docs/architecture.md lists what the platform needs).
 //
 // attach(), in order, each step undone by the destructor in reverse:
 //   1. precheck (also callable alone, before any GPU memory exists): this build has DPDK and

@@ -1,4 +1,4 @@
-// Port-to-port forwarding between two GPU ring ports (P2PNIC, issue 7): the loop one kernel
+// Port-to-port forwarding between two GPU ring ports (P2PNIC): the loop one kernel
 // block's warp runs per ring pair (a Team, team.h: lane 0 runs the ring protocol, the warp
 // takes each frame's sampled integrity sum, so large frames cost no more round trips than
 // small ones), or a CPU thread (a team of one) in tests and for the `bn` variant. No host

@@ -1,7 +1,7 @@
 // `type: gpuring` port: host bypassing. The NIC's rx/tx descriptor rings (82599 format) and the
 // packet slots live in GPU memory; persistent kernels poll and post descriptors themselves; a
 // NIC EMULATOR thread (nic_emulator.h) plays the NIC, fed by a source port and draining into a
-// sink port, because our machines have no NIC that can DMA into GPU memory.
+// sink port, since no NIC that can DMA into GPU memory was available to test with.
 //
 //   - name: gr0
 //     type: gpuring

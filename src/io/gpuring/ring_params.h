@@ -14,7 +14,7 @@ struct RingParams {
   uint32_t queue_capacity = 0;   // entries of each per-ring queue, a power of two >= slots_per_ring
   // Tail writes: one burst of the emulator (32 frames) per write, 1 us at most. Against the FPGA
   // paper's 8 / 2500 ns, p99 on the GPU at 50% load fell from 20-24 to 15-17 us with no loss
-  // (bench/results/gpuring-tail-s14-h200): each tail write is a system-scope fence.
+  // (docs/decisions/gpuring-tail-defaults.md): each tail write is a system-scope fence.
   uint32_t tail_batch = 32;      // write a tail register after this many descriptors ...
   uint64_t tail_timeout_ns = 1000;  // ... or when the oldest unannounced one is this old
   bool tx_writeback = true;      // tx completion by DD write-back (RS set) or by reading TDH

@@ -153,7 +153,7 @@ RingSet::RingSet(const RingParams& params, Placement where) : where_(where) {
   v.tx_announce_ns = reinterpret_cast<uint64_t*>(mem + l.tx_announce_ns);
   v.slots = mem + l.slots;
   // The emulator's copy engine addresses slots by their (device or host) virtual address; a
-  // real NIC would get the bus address the GPU memory was pinned at (docs/DESIGN.md).
+  // real NIC would get the bus address the GPU memory was pinned at (docs/architecture.md).
   v.bus_base = reinterpret_cast<uint64_t>(v.slots);
   v.bar = emulated_bar_dev_ = dev_bar;
   v.flags = dev_flags;

@@ -10,7 +10,7 @@
 // Why: the copy engine's path costs 2-4 us of CPU per CUDA call and 7-10 us from issue to
 // completion seen (bench/probes/dma_probe.cu); on an H200 host this engine completes an rx step
 // in about 6 us p50 with 0.1 us of CPU, against 11-17 us and 3-6 us for the copy engine, and a
-// chained tx step in 6 us against 16-19 us (bench/results/gpuring-smdma-s15-h200).
+// chained tx step in 6 us against 16-19 us (bench/results/gpuring-h200-2026-11-24).
 //
 // Ordering, as a NIC gives it: commands run one after another (a barrier between them); a
 // descriptor write comes after a fence, each descriptor's lower quadword before its upper one

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Suite nf: each NF's figures on the GPU host.
+#   1. bench/router_bench: PACKETS (default 10M) generated packets through the full-table router
+#      on the CPU (1 thread, all threads) and the GPU (kernel-only, end to end), GPU output
+#      compared with CPU output packet by packet, our DIR-24-8 against DPDK's rte_lpm;
+#   2. bench/nf_bench: router, firewall (ClassBench acl1 1k, fw1 10k), NIDS (ET Open) and IPsec
+#      (ESP outbound) at 64/512/1518 B, CPU vs peer libraries vs GPU, every GPU output packet
+#      compared with the CPU's, every peer answer with ours;
+#   3. the executor end to end on both backends (examples/router-fulltable.yaml).
+# Writes OUT_DIR/{router_bench.{txt,json}, nf_bench.{txt,json,log}, fulltable-{cpu,gpu}.{txt,json}}.
+# Usage: [PACKETS=N] scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${1:?usage: scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR}
+RESULTS=${2:?usage: scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR}
+PACKETS=${PACKETS:-10000000}
+mkdir -p "$RESULTS" out
+log() { echo; echo "=== $*"; }
+
+log "router benchmark ($PACKETS packets, full table)"
+"$BIN/router_bench" --config bench/router_bench.yaml --packets "$PACKETS" --json "$RESULTS/router_bench.json" | tee "$RESULTS/router_bench.txt"
+
+log "per-NF benchmark (nf_bench: router, firewall, NIDS, IPsec at 64, 512, 1518 B)"
+"$BIN/nf_bench" --threads "$(nproc)" --json "$RESULTS/nf_bench.json" 2> >(tee "$RESULTS/nf_bench.log" >&2) | tee "$RESULTS/nf_bench.txt"
+
+log "executor end to end, full table, generator -> router -> null ports"
+for backend in cpu gpu; do
+  "$BIN/gpunfv" run examples/router-fulltable.yaml --backend "$backend" --report "$RESULTS/fulltable-$backend.json" 2>&1 | tail -n 16 | tee "$RESULTS/fulltable-$backend.txt"
+done
