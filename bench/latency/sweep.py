@@ -10,6 +10,7 @@ installed) into OUT.
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
            [--policies unco,fair,temporal,gnet] [--loads 10,30,50,70,90,100] [--seconds 2]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
+           [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip
@@ -43,6 +44,8 @@ def chain_config(chain, policy, args, rate, live, model):
     extra = f", latency_bound_us: {bound}" if bound else ""
     text = make_configs.config(chain, args.size, policy, model, args.batch, extra=extra,
                                queues=args.queues)
+    for key_value in args.settings:
+        text += f"  {key_value.strip()}\n"
     gen = f"rate: {rate:.0f}pps, live: true, " if live else "rate: 0, "
     if make_configs.CHAINS[chain] == ["router"]:
         gen += "dst_from: router, "  # destinations drawn from the table, as routers see them
@@ -100,15 +103,19 @@ def sweep(args, out):
     rows = []
     model = ensure_model(args, out)
     for chain in args.chains:
-        cap_yaml = out / "configs" / f"{chain}-capacity.yaml"
-        cap_yaml.write_text(chain_config(chain, "unco", args, 0, False, ""))
-        cap = run_one(args.bin, cap_yaml, out / "reports" / f"{chain}-capacity.json", args.backend,
-                      args.seconds)
-        if not cap:
-            continue
-        capacity = cap["totals"]["tx_packets"] / (cap["elapsed_s"] or 1e-9)
-        print(f"== {chain}: capacity {capacity / 1e6:.2f} Mpps under unco", flush=True)
-        rows.append({"chain": chain, "policy": "unco", "load_pct": None, **row_of(cap, 0)})
+        if chain in args.capacity:
+            capacity = float(args.capacity[chain]) * 1e6
+            print(f"== {chain}: capacity {capacity / 1e6:.2f} Mpps as given", flush=True)
+        else:
+            cap_yaml = out / "configs" / f"{chain}-capacity.yaml"
+            cap_yaml.write_text(chain_config(chain, "unco", args, 0, False, ""))
+            cap = run_one(args.bin, cap_yaml, out / "reports" / f"{chain}-capacity.json",
+                          args.backend, args.seconds)
+            if not cap:
+                continue
+            capacity = cap["totals"]["tx_packets"] / (cap["elapsed_s"] or 1e-9)
+            print(f"== {chain}: capacity {capacity / 1e6:.2f} Mpps under unco", flush=True)
+            rows.append({"chain": chain, "policy": "unco", "load_pct": None, **row_of(cap, 0)})
         for policy in args.policies:
             for load in args.loads:
                 rate = capacity * load / 100
@@ -154,16 +161,18 @@ def plot(rows, path):
     fig, axes = plt.subplots(1, len(chains), figsize=(6 * len(chains), 4.5), squeeze=False)
     for ax, chain in zip(axes[0], chains):
         for policy in sorted({r["policy"] for r in rows if r["chain"] == chain}):
-            pts = sorted((r["load_pct"], r["p99_us"]) for r in rows
+            pts = sorted((r["load_pct"], r["p99_us"], r["p50_us"]) for r in rows
                          if r["chain"] == chain and r["policy"] == policy and r["load_pct"] is not None)
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{policy} p99")
+                line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{policy} p99")
+                ax.plot([p[0] for p in pts], [p[2] for p in pts], marker=".", linestyle=":",
+                        color=line.get_color(), label=f"{policy} p50")
         bounds = {r["bound_us"] for r in rows if r["chain"] == chain}
         for b in bounds:
             ax.axhline(b, color="grey", linestyle="--", linewidth=1)
         ax.set_yscale("log")
         ax.set_xlabel("offered load, % of capacity under unco")
-        ax.set_ylabel("rx-to-tx latency p99, us")
+        ax.set_ylabel("rx-to-tx latency, us (solid p99, dotted p50)")
         ax.set_title(f"{chain}: latency vs load (dashed: bound)")
         ax.legend()
     fig.tight_layout()
@@ -183,12 +192,17 @@ def main():
     ap.add_argument("--queues", type=int, default=8)
     ap.add_argument("--batch", type=int, default=8192)
     ap.add_argument("--bound-us", default="", help="per chain latency bound, e.g. router=50,sd=500")
+    ap.add_argument("--capacity", default="", help="per chain capacity in Mpps, measured earlier "
+                    "(skips the capacity run), e.g. router=195.9")
+    ap.add_argument("--set", dest="settings", action="append", default=[],
+                    help="a settings line for every run, e.g. --set 'ingress_threads: 1'")
     args = ap.parse_args()
     args.bin = args.bin.resolve()
     args.chains = args.chains.split(",")
     args.policies = args.policies.split(",")
     args.loads = [int(x) for x in args.loads.split(",")]
     args.bounds = dict(kv.split("=") for kv in args.bound_us.split(",") if kv)
+    args.capacity = dict(kv.split("=") for kv in args.capacity.split(",") if kv)
     out = args.out = args.out.resolve()
     (out / "configs").mkdir(parents=True, exist_ok=True)
     (out / "reports").mkdir(parents=True, exist_ok=True)

@@ -94,6 +94,13 @@ uint64_t ChainFlow::queued_packets(size_t s) const {
   return st_[s].queued_packets;
 }
 
+bool ChainFlow::backlogged() const {
+  std::lock_guard<std::mutex> lk(m_);
+  for (const Stage& st : st_)
+    if (!st.waiting.empty()) return true;
+  return false;
+}
+
 uint64_t ChainFlow::packets_seen(size_t s) const {
   std::lock_guard<std::mutex> lk(m_);
   return st_[s].m.packets;

@@ -57,6 +57,8 @@ class ChainFlow {
   void add_busy(size_t s, uint64_t ns);
   size_t stages() const { return st_.size(); }
   uint64_t queued_packets(size_t s) const;
+  // Some stage has a batch waiting: the chain takes batches no faster than they come.
+  bool backlogged() const;
   uint64_t packets_seen(size_t s) const;   // for rate monitoring (scheduler)
   std::vector<StageMetrics> metrics(uint64_t now_ns) const;
   // One line per stage: next batch due, batches waiting, packets, slowed (diagnostics).

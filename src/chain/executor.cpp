@@ -176,6 +176,21 @@ class Pipeline {
     return cap ? static_cast<uint16_t>(std::min<uint32_t>(queues, cap)) : queues;
   }
 
+  // One rx thread's view of its chain's port: the queues it polls and where it is among them.
+  struct RxThread {
+    size_t chain = 0;
+    Port* port = nullptr;
+    PortCounters* pc = nullptr;
+    std::vector<uint16_t> queues;
+    size_t turn = 0;
+    uint64_t deadline_ns = 0;
+    bool done() const {
+      for (uint16_t q : queues)
+        if (!port->rx_queue_done(q)) return false;
+      return true;
+    }
+  };
+
   // Rx thread `thread` of `threads` polls queues thread, thread + threads, ... of the chain's
   // port. A flow arrives on one queue, so one thread fills its batches, in order.
   void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
@@ -185,23 +200,18 @@ class Pipeline {
       return;
     }
     const Chain& chain = rc_.chains[chain_index];
-    Port& port = *rc_.ports[chain.from];
-    PortCounters& pc = *stats_.ports[chain.from];
-    const uint64_t deadline_ns = uint64_t(chain.batch_deadline_us) * 1000;
-    std::vector<uint16_t> queues;
-    for (uint32_t q = thread; q < std::max<uint16_t>(1, port.rx_queues()); q += threads)
-      queues.push_back(static_cast<uint16_t>(q));
-    auto done = [&] {
-      for (uint16_t q : queues)
-        if (!port.rx_queue_done(q)) return false;
-      return true;
-    };
-    size_t turn = 0;
+    RxThread rx;
+    rx.chain = chain_index;
+    rx.port = rc_.ports[chain.from].get();
+    rx.pc = stats_.ports[chain.from].get();
+    rx.deadline_ns = uint64_t(chain.batch_deadline_us) * 1000;
+    for (uint32_t q = thread; q < std::max<uint16_t>(1, rx.port->rx_queues()); q += threads)
+      rx.queues.push_back(static_cast<uint16_t>(q));
     for (;;) {
-      if (done() || past_deadline(monotonic_ns())) break;
+      if (rx.done() || past_deadline(monotonic_ns())) break;
       // Simmer: while the chain's first NF is slowed the port is not polled (a file or
       // generator source waits; a live source's own queue fills and counts its drops).
-      count_rx_drops(port, pc, queues);
+      count_rx_drops(*rx.port, *rx.pc, rx.queues);
       if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
         continue;
@@ -211,46 +221,68 @@ class Pipeline {
         if (past_deadline(monotonic_ns())) break;
       if (!got) break;
       Batch* b = *got;
-      uint64_t first_ns = 0;
       const uint32_t planned = stage_->ingress_batch(static_cast<uint16_t>(chain_index));
-      const uint32_t cap = planned ? std::min(planned, b->capacity()) : b->capacity();
-      while (b->count() < cap) {
-        uint32_t before = b->count();
-        const uint16_t q = queues[turn];
-        if (++turn == queues.size()) turn = 0;
-        uint32_t n = port.rx_queue_burst(q, *b, cap - before);
-        uint64_t now = monotonic_ns();
-        if (n > 0) {
-          BatchView v = b->view();
-          uint64_t bytes = 0;
-          for (uint32_t i = before; i < before + n; ++i) {
-            v.rx_ns[i] = now;
-            bytes += v.len[i];
-          }
-          pc.rx_packets.fetch_add(n, std::memory_order_relaxed);
-          pc.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
-          stage_->note_frames(n, bytes);
-          if (!first_ns) first_ns = now;
-          if (now - first_ns >= deadline_ns) break;  // its first frame may wait no longer
-          continue;
-        }
-        if (turn != 0) continue;  // the thread's other queues may have frames
-        if (done() || past_deadline(now)) break;
-        if (first_ns && now - first_ns >= deadline_ns) break;
-        std::this_thread::yield();
-      }
+      const uint32_t target = planned ? std::min(planned, b->capacity()) : b->capacity();
+      const uint64_t first_ns = fill_batch(rx, *b, target);
       if (b->count() == 0) {
         pool_->release(b);
         continue;
       }
       b->chain = static_cast<uint16_t>(chain_index);
       b->ingress_ns = first_ns;
-      stage_->note_batch(b->chain, b->count() >= cap);
+      stage_->note_batch(b->chain, b->count() >= target);
       number(*b);
       in_flight_.fetch_add(1);
       stage_->submit(b);
     }
-    count_rx_drops(port, pc, queues);
+    count_rx_drops(*rx.port, *rx.pc, rx.queues);
+  }
+
+  // Fills b until it holds `target` frames or its first frame is the chain's deadline old,
+  // whatever the source is doing, or the source is done. While the chain has batches waiting
+  // (backlogged) it goes on filling, up to the batch's capacity: it would wait behind them
+  // anyway, and a fuller batch costs the chain less than two (each batch pays its launches and
+  // copies), so under load batches grow until the chain keeps up instead of its queues
+  // growing. Returns the first frame's time (0: none came).
+  uint64_t fill_batch(RxThread& rx, Batch& b, uint32_t target) {
+    uint64_t first_ns = 0;
+    while (b.count() < b.capacity()) {
+      const uint64_t now = monotonic_ns();
+      const bool due = b.count() >= target || (first_ns && now - first_ns >= rx.deadline_ns);
+      if (due && !backlogged(rx.chain)) break;
+      const uint32_t before = b.count();
+      const uint16_t q = rx.queues[rx.turn];
+      if (++rx.turn == rx.queues.size()) rx.turn = 0;
+      const uint32_t want = (before < target ? target : b.capacity()) - before;
+      const uint32_t n = rx.port->rx_queue_burst(q, b, want);
+      if (n > 0) {
+        stamp_received(rx, b, before, n, now);
+        if (!first_ns) first_ns = now;
+        continue;
+      }
+      if (rx.turn != 0) continue;  // the thread's other queues may have frames
+      if (rx.done() || past_deadline(now)) break;
+      std::this_thread::yield();
+    }
+    return first_ns;
+  }
+
+  // Frames [first, first + n) of b arrived at `now`: their rx time, and the port's counts.
+  void stamp_received(RxThread& rx, Batch& b, uint32_t first, uint32_t n, uint64_t now) {
+    BatchView v = b.view();
+    uint64_t bytes = 0;
+    for (uint32_t i = first; i < first + n; ++i) {
+      v.rx_ns[i] = now;
+      bytes += v.len[i];
+    }
+    rx.pc->rx_packets.fetch_add(n, std::memory_order_relaxed);
+    rx.pc->rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    stage_->note_frames(n, bytes);
+  }
+
+  bool backlogged(size_t chain_index) const {
+    const ChainFlow* f = stage_->flow(static_cast<uint16_t>(chain_index));
+    return f && f->backlogged();
   }
 
   // Gives the batch its place in the chain (batch_seq: egress and the stage queues restore it)

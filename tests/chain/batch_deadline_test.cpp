@@ -1,7 +1,8 @@
 // A batch leaves ingress when it is full or when its first frame reaches the chain's batching
-// deadline, also while frames keep arriving (a source that never polls empty). Time enters only
-// through sleeps, which last at least as long as asked: a batch can hold no more frames than
-// arrive within the deadline after its first, however slow the machine.
+// deadline, also while frames keep arriving (a source that never polls empty), unless the chain
+// has batches waiting (then it keeps filling: chain_flow_test). Time enters only through sleeps,
+// which last at least as long as asked: the first batch, which nothing can wait ahead of, holds
+// no more frames than arrive within the deadline after its first, however slow the machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,8 +82,8 @@ settings: {batch_size: 1024, batches: 8, workers: 1}
 }
 
 TEST(BatchDeadline, ATrickleClosesBatchesOnAgeNotOnlyWhenFull) {
-  // 1 ms between frames, 5 ms deadline: at most 6 frames a batch (the first, then 5 more at
-  // least 1 ms apart); waiting for a full batch would hold all 40 in one.
+  // 1 ms between frames, 5 ms deadline: at most 6 frames in the first batch (the first, then 5
+  // more at least 1 ms apart); waiting for a full batch would hold all 40 in one.
   RuntimeConfig rc = trickle_config("trickle", ", batch_deadline_us: 5000", 40,
                                     std::chrono::microseconds(1000));
   ASSERT_EQ(rc.chains[0].batch_deadline_us, 5000u);
@@ -90,8 +91,8 @@ TEST(BatchDeadline, ATrickleClosesBatchesOnAgeNotOnlyWhenFull) {
   EXPECT_EQ(s.accounting_errors(), "");
   EXPECT_EQ(s.total_tx(), 40u);
   const auto& sizes = static_cast<BatchSizes&>(*rc.nfs[0]).sizes;
-  ASSERT_GE(sizes.size(), 7u);
-  EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), 6u);
+  ASSERT_GE(sizes.size(), 2u);
+  EXPECT_LE(sizes[0], 6u);
 }
 
 TEST(BatchDeadline, DefaultsToAQuarterOfTheChainsBound) {

@@ -31,5 +31,24 @@ TEST(ChainFlow, SlowedTimeStillOpenIsNeverNegative) {
   EXPECT_EQ(flow.metrics(7'000)[0].slowed_ns, 2'000u);
 }
 
+// Ingress keeps filling a batch past its deadline while some stage has a batch waiting.
+TEST(ChainFlow, BackloggedWhileAnyStageHasABatchWaiting) {
+  ChainFlow flow(3, 0, 0);
+  Batch a(4, 64, MemoryKind::host), b(4, 64, MemoryKind::host);
+  a.batch_seq = 0, b.batch_seq = 1;
+  EXPECT_FALSE(flow.backlogged());
+  ASSERT_TRUE(flow.push(0, &a, 4, 1'000));
+  EXPECT_TRUE(flow.backlogged());
+  ASSERT_EQ(flow.pop(0, 2'000), &a);  // taken by the stage: running, not waiting
+  EXPECT_FALSE(flow.backlogged());
+  ASSERT_TRUE(flow.push(2, &b, 4, 3'000));  // out of order at the last stage: it waits for a
+  EXPECT_TRUE(flow.backlogged());
+  EXPECT_EQ(flow.pop(2, 4'000), nullptr);
+  ASSERT_TRUE(flow.push(2, &a, 4, 5'000));
+  ASSERT_EQ(flow.pop(2, 6'000), &a);
+  ASSERT_EQ(flow.pop(2, 7'000), &b);
+  EXPECT_FALSE(flow.backlogged());
+}
+
 }  // namespace
 }  // namespace gpunfv

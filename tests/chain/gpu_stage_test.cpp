@@ -194,14 +194,15 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // queued at once; each NF stage must finish its batches on the old partition before it
 // moves. IPsec's sequence numbers (one counter per SA, handed out in batch order) and the
 // byte-exact comparison with the CPU catch any batch that overtook another.
-void replan_under_load_keeps_order(const std::string& scheduler) {
+// `packets`: enough that the run outlasts the scheduler thread's start and a few re-plans.
+void replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets) {
   auto dir = temp_dir("gpu-replan-" + scheduler);
   const std::string model = scheduler == "gnet"
       ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
       : "";
   write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
   const std::string cfg = write_file(dir / "c.yaml", R"(ports:
-  - {name: in, type: generator, size: imix, flows: 3000, count: 400000}
+  - {name: in, type: generator, size: imix, flows: 3000, count: )" + std::to_string(packets) + R"(}
   - {name: p1, type: discard}
 nfs:
   - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}
@@ -243,12 +244,13 @@ settings: {batch_size: 2048, batches: 8, scheduler: )" + scheduler + model + R"(
 
 TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  replan_under_load_keeps_order("fair");
+  replan_under_load_keeps_order("fair", 400000);
 }
 
 TEST(GpuStage, GnetReplanUnderLoadKeepsOrder) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  replan_under_load_keeps_order("gnet");
+  // gnet's plans are fast to apply: a longer run, so re-plans land while batches are queued.
+  replan_under_load_keeps_order("gnet", 1000000);
 }
 
 // The whole executor under gnet (ingress, the planned batches, egress) against the CPU
