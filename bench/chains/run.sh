@@ -9,6 +9,9 @@
 # (default 8192; gnet picks its own batch up to it, the other policies run at it). env
 # PROFILE_SMS: the profiling partition's SMs (gpunfv profile --sms; default the smallest).
 # env EGRESS_THREADS: settings.egress_threads_per_chain (default: unset, the runtime's default).
+# Each run's progress lines (one a second) go to logs/; summarize.py also gives the steady rate,
+# the median of the per-second input rates over the run's second half (gnet measures its plan
+# against the whole GPU in the first seconds of a saturated run).
 set -uo pipefail
 BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
 SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}; CHAINS=${6:-sa,sb,sc,sd}
@@ -32,9 +35,9 @@ for chain in ${CHAINS//,/ }; do
     for policy in ${POLICIES//,/ }; do
       name="$chain-$size-$policy"
       timeout $((SECS + 60)) "$BIN/gpunfv" run "$OUT/configs/$name.yaml" --backend gpu \
-        --duration "$SECS" -q --report "$OUT/reports/$name.json" > "$OUT/logs/$name.txt" 2>&1
+        --duration "$SECS" --report "$OUT/reports/$name.json" > "$OUT/logs/$name.txt" 2>&1
       echo "$name exit $?"
     done
   done
 done
-python3 "$HERE/summarize.py" "$OUT/reports" | tee "$OUT/summary.txt"
+python3 "$HERE/summarize.py" "$OUT/reports" "$OUT/logs" | tee "$OUT/summary.txt"

@@ -2,11 +2,32 @@
 """Tables from bench/chains/run.sh's reports: throughput per chain, size and policy (Mpps and
 Gbit/s of input taken), gnet's ratio to each baseline, where packets went, and latency CDFs."""
 import json
+import re
+import statistics
 import sys
 from pathlib import Path
 
+PROGRESS = re.compile(r"^\[\s*([\d.]+)s\] rx\s+([\d.]+) ([kMG]?)pps")
+SCALE = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
 
-def load(d):
+
+def steady_mpps(log: Path):
+    """The median per-second input rate over the run's second half, from its progress lines."""
+    if not log.exists():
+        return None
+    points = []
+    for line in log.read_text(errors="replace").splitlines():
+        m = PROGRESS.match(line)
+        if m:
+            points.append((float(m.group(1)), float(m.group(2)) * SCALE[m.group(3)] / 1e6))
+    if not points:
+        return None
+    half = points[-1][0] / 2
+    late = [r for t, r in points if t > half]
+    return statistics.median(late) if late else None
+
+
+def load(d, logs=None):
     runs = {}
     for f in sorted(Path(d).glob("*.json")):
         chain, size, policy = f.stem.split("-")
@@ -19,7 +40,8 @@ def load(d):
             "mpps": rx / t / 1e6, "gbps": rxb * 8 / t / 1e9, "tx_mpps": tx / t / 1e6,
             "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
             "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
-            "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t}
+            "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t,
+            "steady": steady_mpps(Path(logs) / f"{f.stem}.txt") if logs else None}
     return runs
 
 
@@ -36,7 +58,7 @@ def cell_latency(r):
 
 
 def main():
-    runs = load(sys.argv[1])
+    runs = load(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
     # gnetsteps: gnet without the remainder fold (partitions on the device's steps only)
     policies = [p for p in ("temporal", "fair", "unco", "gnetsteps", "gnet") if any(k[2] == p for k in runs)]
     chains = sorted({k[0] for k in runs})
@@ -58,6 +80,16 @@ def main():
                 r = runs.get((c, s, p))
                 row += f"{(g['mpps'] / r['mpps']) if g and r and r['mpps'] else float('nan'):>14.2f}"
             print(row)
+    if any(r["steady"] for r in runs.values()):
+        print("\nSteady input rate (Mpps, median per second over the second half); gnet / unco")
+        print(f"{'chain':<6}{'size':>6}" + "".join(f"{p:>12}" for p in policies) + f"{'gnet/unco':>12}")
+        for c in chains:
+            for s in sizes:
+                cells = {p: runs.get((c, s, p), {}).get("steady") for p in policies}
+                row = f"{c:<6}{s:>6}" + "".join(f"{cells[p]:>12.1f}" if cells[p] else f"{'-':>12}" for p in policies)
+                g, u = cells.get("gnet"), cells.get("unco")
+                row += f"{g / u:>12.3f}" if g and u else f"{'-':>12}"
+                print(row)
     print("\nLatency rx->tx (us): p50 / p99 per policy")
     for c in chains:
         for s in sizes:

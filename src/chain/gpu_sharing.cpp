@@ -158,6 +158,7 @@ void GpuSharing::report(nlohmann::json& j) const {
        {"line", line_},
        {"partition_builds", partition_builds_},
        {"chain_plans", chain_plans_},
+       {"trials", trials_},
        {"plans", history_}};
 }
 
@@ -165,8 +166,48 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
                          const std::vector<double>& full_share) {
   if (policy_ != SchedulerPolicy::gnet) return;
   const uint64_t now = monotonic_ns();
+  if (trial_.active()) {
+    step_trial(node_pps, now);
+    return;
+  }
   if (!replan_.due(node_pps, now)) return;
-  if (plan_gnet(node_pps, frame_bytes, full_share)) replan_.planned(node_pps, now);
+  if (!plan_gnet(node_pps, frame_bytes, full_share)) return;
+  replan_.planned(node_pps, now);
+  bool saturated = false;
+  for (double s : full_share) saturated = saturated || s > 0.5;
+  if (!saturated) return;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    model_sms_ = current_sms_;
+  }
+  trial_.start(now);
+}
+
+void GpuSharing::step_trial(const std::vector<std::vector<double>>& node_pps, uint64_t now) {
+  double input = 0;
+  for (const auto& c : node_pps) input += c.empty() ? 0.0 : c[0];
+  const bool switch_now = trial_.observe(input, now);
+  std::vector<std::vector<int>> sms;
+  std::vector<uint32_t> batches;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    sms = model_sms_;
+    batches = ingress_batch_;
+  }
+  if (switch_now && trial_.next_arm() == PlanTrial::Arm::whole_gpu) {
+    for (auto& c : sms) std::fill(c.begin(), c.end(), 0);
+    apply(sms, "gnet trial: unco's whole-GPU lanes against the model's plan", batches);
+  } else if (switch_now) {
+    apply(sms, fmt::format("gnet trial: the model's plan carried more ({:.1f} against {:.1f} Mpps "
+                           "on the whole GPU): back to it", trial_.model_rate() / 1e6,
+                           trial_.whole_gpu_rate() / 1e6), batches);
+  }
+  if (trial_.active()) return;
+  // The winner's rates are the new baseline, or the switch itself would trigger a re-plan.
+  replan_.planned(node_pps, now);
+  std::lock_guard<std::mutex> lk(m_);
+  trials_.push_back({{"model_pps", trial_.model_rate()}, {"whole_gpu_pps", trial_.whole_gpu_rate()},
+                     {"kept", trial_.winner() == PlanTrial::Arm::model ? "model" : "whole_gpu"}});
 }
 
 bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,

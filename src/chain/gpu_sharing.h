@@ -5,7 +5,9 @@
 //   fair      equal SM partitions;
 //   unco      every NF on the whole GPU at once;
 //   gnet      G-NET's model-based allocation (sched/allocator.h) from the profiled model
-//             (settings.model), re-planned when an NF's input rate moves by more than 10%.
+//             (settings.model), re-planned when an NF's input rate moves by more than 10%;
+//             when a chain is saturated, each new plan is measured against unco's whole-GPU
+//             lanes and the one that carried more stays (sched/plan_trial.h).
 // Lanes are handed out as shared pointers: a stage keeps its old lane until its work in
 // flight is done, so a re-plan never reorders packets inside a stage.
 //
@@ -26,6 +28,7 @@
 #include "gpu/stream.h"
 #include "sched/allocator.h"
 #include "sched/perf_model.h"
+#include "sched/plan_trial.h"
 #include "sched/replan_trigger.h"
 
 namespace gpunfv {
@@ -67,6 +70,8 @@ class GpuSharing {
   Lanes make_lanes(const std::vector<std::vector<int>>& sms) const;
   bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
                  const std::vector<double>& full_share);
+  // A trial in progress (sched/plan_trial.h): switches lanes between its arms.
+  void step_trial(const std::vector<std::vector<double>>& node_pps, uint64_t now);
 
   const RuntimeConfig& rc_;
   SchedulerPolicy policy_;
@@ -81,6 +86,9 @@ class GpuSharing {
   std::vector<uint32_t> ingress_batch_;
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
   ReplanTrigger replan_;
+  PlanTrial trial_;
+  std::vector<std::vector<int>> model_sms_;  // the plan a trial measures against the whole GPU
+  nlohmann::json trials_ = nlohmann::json::array();
   std::string line_;
   nlohmann::json history_ = nlohmann::json::array();
 };
