@@ -13,6 +13,7 @@
 #include "chain/nf_factory.h"
 #include "chain/runtime_config.h"
 #include "core/error.h"
+#include "gpu/device.h"
 #include "telemetry/report.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -29,13 +30,19 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
   using namespace gpunfv;
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
-  opt.backend = backend_name == "gpu" ? Backend::gpu : Backend::cpu;
+  const bool automatic = backend_name == "auto";
+  opt.backend = backend_name == "gpu" || (automatic && cuda_device_available()) ? Backend::gpu : Backend::cpu;
   opt.duration_s = duration;
   opt.progress = quiet ? nullptr : stderr;
 
   if (!quiet) {
-    std::fprintf(stderr, "gpunfv: %s, %zu port(s), %zu NF(s), %zu chain(s)\n", config.c_str(),
-                 rc.ports.size(), rc.nfs.size(), rc.chains.size());
+    std::fprintf(stderr, "gpunfv: %s, %zu port(s), %zu NF(s), %zu chain(s), %s backend%s\n",
+                 config.c_str(), rc.ports.size(), rc.nfs.size(), rc.chains.size(),
+                 opt.backend == Backend::gpu ? "GPU" : "CPU",
+                 !automatic ? ""
+                 : opt.backend == Backend::gpu ? " (auto: a CUDA device is present)"
+                 : GPUNFV_HAVE_CUDA ? " (auto: no CUDA device)"
+                                    : " (auto: built without CUDA)");
     for (const auto& p : rc.ports)
       std::fprintf(stderr, "  port %s: %s\n", p->name().c_str(), p->describe().c_str());
     for (const auto& n : rc.nfs) std::fprintf(stderr, "  %s\n", n->describe().c_str());
@@ -95,15 +102,16 @@ int main(int argc, char** argv) {
       "dropped with a named reason."};
   app.require_subcommand(1);
   app.footer("Examples:\n  gpunfv run examples/router.yaml\n"
-             "  gpunfv run examples/router-generator.yaml --backend gpu --duration 10 --report r.json");
+             "  gpunfv run examples/router-fulltable.yaml --backend gpu --duration 10 --report r.json");
 
-  std::string config, backend = "cpu", report;
+  std::string config, backend = "auto", report;
   double duration = 0;
   bool quiet = false;
   CLI::App* run = app.add_subcommand("run", "Run the chains of a YAML configuration");
   run->add_option("config", config, "Chain configuration (ports:, nfs:, chains:)")->required();
-  run->add_option("--backend", backend, "Where NFs run: cpu or gpu")
-      ->check(CLI::IsMember({"cpu", "gpu"}))
+  run->add_option("--backend", backend,
+                  "Where NFs run: gpu, cpu, or auto (the GPU where a CUDA device is present)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   run->add_option("--report", report, "Write a JSON report (counters, drops, latency) to FILE");
   run->add_option("--duration", duration, "Stop after S seconds (default: when inputs end)")
