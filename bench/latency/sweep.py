@@ -200,7 +200,7 @@ def main():
     args.bin = args.bin.resolve()
     args.chains = args.chains.split(",")
     args.policies = args.policies.split(",")
-    args.loads = [int(x) for x in args.loads.split(",")]
+    args.loads = [float(x) if "." in x else int(x) for x in args.loads.split(",")]
     args.bounds = dict(kv.split("=") for kv in args.bound_us.split(",") if kv)
     args.capacity = dict(kv.split("=") for kv in args.capacity.split(",") if kv)
     out = args.out = args.out.resolve()

@@ -94,6 +94,7 @@ class CpuStage final : public ProcessingStage {
 
   // only_chain/only_stage >= 0: a dedicated worker of that stage.
   void work(int only_chain, int only_stage) {
+    use_fine_timer_slack();
     set_thread_name(only_chain < 0 ? std::string("gn-cpu-worker")
                                    : fmt::format("gn-cpu-c{}s{}", only_chain, only_stage));
     while (true) {

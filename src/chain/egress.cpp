@@ -112,6 +112,7 @@ void Egress::Impl::give_prepared(Prepared* p) {
 
 void Egress::Impl::work(Worker& w) {
   set_thread_name(fmt::format("gn-egress{}", w.index));
+  use_fine_timer_slack();
   for (;;) {
     auto got = w.set->finished.pop_for(std::chrono::milliseconds(10));
     if (!got) {

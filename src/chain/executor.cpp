@@ -195,6 +195,7 @@ class Pipeline {
   // port. A flow arrives on one queue, so one thread fills its batches, in order.
   void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
     set_thread_name(fmt::format("gn-rx-c{}q{}", chain_index, thread));
+    use_fine_timer_slack();
     if (feeds_[chain_index]) {  // a gpuring port: one thread takes the rings' batches
       if (thread == 0) ring_ingress_loop(chain_index);
       return;

@@ -262,6 +262,7 @@ class GpuStage final : public ProcessingStage {
 
   void stage_loop(size_t c, size_t s) {
     set_thread_name(fmt::format("gn-gpu-c{}s{}", c, s));
+    use_fine_timer_slack();
     GPUNFV_CUDA(cudaSetDevice(0));
     Worker w = take_worker(c, s);
     ChainFlow& flow = *flows_[c];
