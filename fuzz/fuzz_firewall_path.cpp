@@ -6,6 +6,7 @@
 // count byte (at most 24 rules), per rule 17 bytes (source and destination address and length,
 // port ranges, protocol, protocol mask, action: see below); the rest is frames.
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,8 +58,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<bool> drops;
   for (const auto& r : rules) drops.push_back(r.action.value_or(rule_action) == FirewallAction::drop);
 
-  OneNfChain chain(std::make_unique<Firewall>(
-      "fw", rules, rule_action, drop_by_default ? FirewallAction::drop : FirewallAction::accept));
+  // The firewall keeps no per-packet state: the one built for the previous input serves again
+  // while the rule bytes are the same (most mutations change only the frames).
+  static std::string cached_key;
+  static std::unique_ptr<OneNfChain> cached;
+  const std::string key(reinterpret_cast<const char*>(data), size - in.left());
+  if (!cached || key != cached_key) {
+    cached.reset();
+    cached = std::make_unique<OneNfChain>(std::make_unique<Firewall>(
+        "fw", rules, rule_action, drop_by_default ? FirewallAction::drop : FirewallAction::accept));
+    cached_key = key;
+  }
+  const OneNfChain& chain = *cached;
   const auto frames = read_frames(in, 64, 300);
   auto batch = make_batch(frames, kStride, kFirewallResultBytes);
   const BatchView v = batch->view();

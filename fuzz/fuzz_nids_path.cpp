@@ -68,7 +68,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                std::string(contents[k].bytes.begin(), contents[k].bytes.end()));
     FUZZ_CHECK(set.rules[k].contents[0].nocase == contents[k].nocase);
   }
-  OneNfChain chain(std::make_unique<Nids>("ids", std::move(set), Nids::Options{}));
+  // Matching keeps no per-packet state: the NIDS built for the previous input serves again while
+  // the rule bytes are the same (most mutations change only the frames).
+  static std::string cached_key;
+  static std::unique_ptr<OneNfChain> cached;
+  const std::string key(reinterpret_cast<const char*>(data), size - in.left());
+  if (!cached || key != cached_key) {
+    cached.reset();
+    cached = std::make_unique<OneNfChain>(std::make_unique<Nids>("ids", std::move(set), Nids::Options{}));
+    cached_key = key;
+  }
+  const OneNfChain& chain = *cached;
 
   const auto frames = read_frames(in, 32, 600);
   auto batch = make_batch(frames, kStride, kNidsResultBytes);
