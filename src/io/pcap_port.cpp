@@ -20,7 +20,10 @@ constexpr uint64_t kNsPerSec = 1'000'000'000ull;
 
 // With nanosecond precision libpcap stores nanoseconds in tv_usec.
 uint64_t header_ns(const pcap_pkthdr& h) {
-  return uint64_t(h.ts.tv_sec) * kNsPerSec + uint64_t(h.ts.tv_usec);
+  // A pcap record's seconds are unsigned 32-bit, but libpcap hands them over sign-extended (its
+  // on-disk struct is signed): from 2038 on tv_sec is negative. Read back the file's value.
+  const uint64_t sec = h.ts.tv_sec < 0 ? uint64_t(uint32_t(h.ts.tv_sec)) : uint64_t(h.ts.tv_sec);
+  return sec * kNsPerSec + uint64_t(h.ts.tv_usec);
 }
 
 }  // namespace
