@@ -18,12 +18,18 @@ namespace {
 
 constexpr uint64_t kNsPerSec = 1'000'000'000ull;
 
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t saturating_mul(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
 // With nanosecond precision libpcap stores nanoseconds in tv_usec.
 uint64_t header_ns(const pcap_pkthdr& h) {
   // A pcap record's seconds are unsigned 32-bit, but libpcap hands them over sign-extended (its
   // on-disk struct is signed): from 2038 on tv_sec is negative. Read back the file's value.
   const uint64_t sec = h.ts.tv_sec < 0 ? uint64_t(uint32_t(h.ts.tv_sec)) : uint64_t(h.ts.tv_sec);
-  return sec * kNsPerSec + uint64_t(h.ts.tv_usec);
+  // A pcapng record's seconds may pass what 64-bit nanoseconds hold (after 2554): such a time
+  // stays at the largest one rather than wrap to the past.
+  if (sec >= UINT64_MAX / kNsPerSec) return UINT64_MAX;
+  return saturating_add(sec * kNsPerSec, uint64_t(h.ts.tv_usec));
 }
 
 }  // namespace
@@ -136,7 +142,7 @@ void PcapPort::start_next_round() {
   // keeps the capture's rate and time never goes back between rounds.
   uint64_t span = frames_per_round_ > 0 ? max_ns_ - min_ns_ : 0;
   uint64_t gap = frames_per_round_ > 1 ? span / (frames_per_round_ - 1) : 0;
-  round_shift_ns_ = uint64_t(round_) * (span + gap);
+  round_shift_ns_ = saturating_mul(uint64_t(round_), saturating_add(span, gap));
   if (preload_) {
     next_frame_ = 0;
     return;
@@ -175,7 +181,7 @@ uint32_t PcapPort::rx_burst(Batch& b, uint32_t max) {
     // Lengths above 65535 cannot be represented; any batch slot is smaller anyway.
     v.len[slot] = static_cast<uint16_t>(std::min<uint32_t>(f.len, 0xFFFF));
     v.port[slot] = id();
-    v.wire_ns[slot] = f.ns + round_shift_ns_;
+    v.wire_ns[slot] = saturating_add(f.ns, round_shift_ns_);
     ++n;
   }
   b.set_count(first + n);
