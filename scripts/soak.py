@@ -207,7 +207,11 @@ def main() -> int:
     else:
         checks["samples"] = {"ok": False, "problems": [f"only {len(steady)} samples after {warmup:.0f} s warm-up"]}
     verdict = all(c["ok"] for c in checks.values())
+    version = subprocess.run([str(binary), "version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
     summary = {"verdict": "pass" if verdict else "fail", "backend": args.backend, "binary": str(binary),
+               "version": version, "tree": commit, "host_cores": os.cpu_count(),
                "duration_s": args.duration, "capacity_pps": round(capacity_pps), "offered_pps": rate_pps,
                "overload": args.overload, "frame_bytes": args.size, "warmup_s": warmup,
                "samples": len(rows), "checks": checks}
@@ -222,7 +226,7 @@ def main() -> int:
         svg_plot(rows, out / "samples.svg")
     command = "scripts/soak.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = [f"# Soak, {args.backend} backend, {datetime.date.today()}", "",
-             f"Command: `{command}`", "",
+             f"Command: `{command}` ({version}; tree {commit}; {os.cpu_count()} cores)", "",
              f"Chain: firewall -> IPsec (outbound) -> NIDS -> router, `backpressure: on`, {args.size} B "
              f"frames from a live generator at {args.overload:g}x the measured capacity "
              f"({capacity_pps / 1e3:.1f} kpps measured, {rate_pps / 1e3:.1f} kpps offered) for "
