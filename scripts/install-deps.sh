@@ -2,7 +2,8 @@
 # Installs the Debian packages gpunfv needs, only those missing (needs root or sudo).
 set -euo pipefail
 # dpdk-dev: dpdk-testpmd, the peer of bench/forward-bench.sh (Debian 12 ships it there, not in dpdk).
-pkgs=(build-essential cmake pkg-config libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
+# clang: make sanitize and make fuzz (ASan, UBSan and libFuzzer runtimes come with it).
+pkgs=(build-essential cmake pkg-config clang libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
       libcli11-dev libgtest-dev libbenchmark-dev libdpdk-dev libhyperscan-dev libssl-dev libipsec-mb-dev
       tshark python3-pytest python3-scapy python3-cryptography
       libxdp-dev libbpf-dev tcpreplay tcpdump dpdk-dev)

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "io/gpuring/descriptors.h"
 #include "io/gpuring/ring_set_view.h"
@@ -40,13 +41,17 @@ TEST(Nic82599Registers, OffsetsMatchTheDatasheet) {
 TEST(Nic82599Registers, GpuSideWritesTheRealTailAndHeadRegisters) {
   // The ring loops reach RDT/TDT/TDH through queue_registers (ring_set_view.h); on a real NIC
   // `bar` is BAR0, so each must land on the register the plan programs.
-  uint8_t* bar = nullptr;
+  // A BAR-sized buffer, not a null base: an offset added to a null pointer is undefined
+  // (UBSan's pointer-overflow check).
+  std::vector<uint8_t> bytes(kBarBytes);
+  uint8_t* bar = bytes.data();
+  auto offset = [&](const uint32_t* reg) { return uintptr_t(reinterpret_cast<const uint8_t*>(reg) - bar); };
   for (uint32_t n = 0; n < kMaxQueues; ++n) {
     const QueueRegisters q = queue_registers(bar, n);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(q.rdh), rdh(n)) << n;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(q.rdt), rdt(n)) << n;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(q.tdh), tdh(n)) << n;
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(q.tdt), tdt(n)) << n;
+    EXPECT_EQ(offset(q.rdh), rdh(n)) << n;
+    EXPECT_EQ(offset(q.rdt), rdt(n)) << n;
+    EXPECT_EQ(offset(q.tdh), tdh(n)) << n;
+    EXPECT_EQ(offset(q.tdt), tdt(n)) << n;
     EXPECT_LE(rdt(n) + 4, kBarBytes);
     EXPECT_LE(tdt(n) + 4, kBarBytes);
   }

@@ -235,7 +235,9 @@ TEST(TeamBatchLoopsAbort, PartialBatchAndBatchesStillOutAreHeldInTheAudit) {
   constexpr uint64_t kPackets = 100;
   auto gen = generator(kPackets);
   RingSet rings(ring_test::small_rings(1), Placement::host);
-  RingBatches batches(rings, 33, 4, 1'000'000'000);
+  // A timeout of an hour: a slow machine (a sanitizer build) took over a second to serve the
+  // three full batches, and a 1 s timeout then closed the partial one before the abort.
+  RingBatches batches(rings, 33, 4, 3'600'000'000'000);
   auto dma = make_host_dma_engine();
   NicEmulatorConfig nc;
   nc.flow_control = true;

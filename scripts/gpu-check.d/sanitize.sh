@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Suite sanitize: NVIDIA compute-sanitizer over the GPU unit tests and over every
+# examples/*.yaml on the GPU backend, once per tool (memcheck: out-of-bounds and misaligned
+# device accesses, invalid frees, CUDA API errors; racecheck: shared-memory hazards between the
+# threads of a block; synccheck: invalid __syncthreads/__syncwarp use). Any error it reports
+# fails the suite (--error-exitcode), as does a test that skipped (no GPU) or a run that failed.
+# Writes OUT_DIR/{device.txt, TOOL-unit.txt, TOOL-EXAMPLE.txt, TOOL-EXAMPLE.json}.
+# Usage: [TOOLS="memcheck racecheck synccheck"] [GPU_TESTS='*Gpu*:...'] [EXAMPLES="router nids ..."]
+#        [RUN_TIMEOUT_S=3600] [SANITIZER=compute-sanitizer] [SANITIZER_ARGS=...]
+#        scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR
+# TOOLS: the tools, in order. GPU_TESTS: the gtest filter naming the tests that run kernels
+# (default below: those named Gpu*, the on-device ring and forward tests, device counts, the
+# kernel registry and launch-setup tests). EXAMPLES: only these examples/NAME.yaml (default all;
+# ipsec-inbound runs after ipsec-outbound, over what it wrote). RUN_TIMEOUT_S: per process; a
+# persistent kernel that waits forever under a tool's serialisation fails there instead of
+# hanging the suite. SANITIZER_ARGS: more flags, e.g. "--leak-check full" for memcheck.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${1:?usage: scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR}
+RESULTS=${2:?usage: scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR}
+RESULTS=$(mkdir -p "$RESULTS" && cd "$RESULTS" && pwd)
+TOOLS=${TOOLS:-memcheck racecheck synccheck}
+GPU_TESTS=${GPU_TESTS:-'*Gpu*:*OnDevice*:DeviceCounts.*:DevicePreflight.*:KernelRegistry.*:PersistentKernelSetup.*:CudaDmaEngine.*'}
+RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-3600}
+SANITIZER=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+ERROR_EXIT=86  # compute-sanitizer's exit status when it found an error (distinct from a test failure)
+[ -x "$SANITIZER" ] || { echo "sanitize: compute-sanitizer not found (CUDA toolkit's bin/, or set SANITIZER)" >&2; exit 1; }
+log() { echo; echo "=== $*"; }
+
+log "device"
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; "$SANITIZER" --version | tail -n 1
+  "$BIN/gpunfv" version; } | tee "$RESULTS/device.txt"
+
+# usage: sanitized TOOL LOG command [args...]; its status, and a line saying why it failed.
+sanitized() {
+  local tool=$1 out=$2 rc=0
+  shift 2
+  # shellcheck disable=SC2086  # SANITIZER_ARGS is a list of flags
+  timeout "$RUN_TIMEOUT_S" "$SANITIZER" --tool "$tool" --error-exitcode "$ERROR_EXIT" \
+    --target-processes all --print-limit 100 ${SANITIZER_ARGS:-} "$@" > "$out" 2>&1 || rc=$?
+  case $rc in
+    0) ;;
+    "$ERROR_EXIT") echo "  $tool reported errors: $(grep -m1 -E 'ERROR SUMMARY|^========= ' "$out")" ;;
+    124) echo "  timed out after ${RUN_TIMEOUT_S} s under $tool" ;;
+    *) echo "  exit $rc under $tool"; tail -n 20 "$out" ;;
+  esac
+  return $rc
+}
+
+failed=0
+for tool in $TOOLS; do
+  log "$tool: unit tests ($GPU_TESTS)"
+  unit="$RESULTS/$tool-unit.txt"
+  if sanitized "$tool" "$unit" "$BIN/gpunfv_tests" --gtest_filter="$GPU_TESTS"; then
+    if grep -qE "^\[  SKIPPED \] .* \([0-9]+ ms\)" "$unit"; then
+      echo "  some tests skipped: no GPU?"; grep -E "^\[  SKIPPED \]" "$unit" | head; failed=1
+    else
+      echo "  $(grep -E '^\[  PASSED  \]' "$unit"), $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$unit")"
+    fi
+  else
+    failed=1
+  fi
+
+  for cfg in examples/*.yaml; do
+    name=$(basename "$cfg" .yaml)
+    [ "$name" = ipsec-inbound ] && continue  # below, after ipsec-outbound
+    if [ -n "${EXAMPLES:-}" ] && [[ " $EXAMPLES " != *" $name "* ]]; then continue; fi
+    runs=("$name")
+    [ "$name" = ipsec-outbound ] && runs+=(ipsec-inbound)
+    rm -rf out && mkdir -p out
+    for run in "${runs[@]}"; do
+      log "$tool: examples/$run.yaml on the GPU"
+      if sanitized "$tool" "$RESULTS/$tool-$run.txt" "$BIN/gpunfv" run "examples/$run.yaml" \
+          --backend gpu -q --report "$RESULTS/$tool-$run.json"; then
+        echo "  ok, $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$RESULTS/$tool-$run.txt")"
+      else
+        failed=1
+      fi
+    done
+  done
+done
+rm -rf out
+exit $failed
