@@ -81,6 +81,8 @@ settings:
 """
     if policy == "gnetsteps":  # gnet on G-NET's partition steps only (no remainder fold)
         s = s.replace("scheduler: gnetsteps", "scheduler: gnet\n  sched_fold_remainder: false")
+    if policy == "fused":  # unco with each batch's whole chain issued at once (gpu_pipeline)
+        s = s.replace("scheduler: fused", "scheduler: unco\n  gpu_pipeline: fused")
     if policy in ("gnet", "gnetsteps") and model:
         s += f"  model: {Path(model).resolve()}\n"
     if egress_threads:

@@ -8,9 +8,10 @@ latency bound. Writes results.json, table.md and latency-vs-load.png (where matp
 installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
-           [--policies unco,fair,temporal,gnet] [--loads 10,30,50,70,90,100] [--seconds 2]
+           [--policies unco,fused,fair,temporal,gnet] [--loads 10,30,50,70,90,100] [--seconds 2]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
            [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
+`fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip

@@ -20,7 +20,11 @@ BIN=${1:?usage: scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR}
 RESULTS=${2:?usage: scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR}
 RESULTS=$(mkdir -p "$RESULTS" && cd "$RESULTS" && pwd)
 TOOLS=${TOOLS:-memcheck racecheck synccheck}
-GPU_TESTS=${GPU_TESTS:-'*Gpu*:*OnDevice*:DeviceCounts.*:DevicePreflight.*:KernelRegistry.*:PersistentKernelSetup.*:CudaDmaEngine.*'}
+# Not under the tools: runs where a persistent ring kernel must run beside other kernels (the
+# chain's on a GPU ring's batches). The tools serialise kernel launches, so those kernels wait
+# for the persistent one, which waits for them: the run's watchdog ends it, not an error found.
+BESIDE_RING_KERNEL='*BesideARunningRingKernel*:GpuRingChainOnDevice.*'
+GPU_TESTS=${GPU_TESTS:-"*Gpu*:*OnDevice*:DeviceCounts.*:DevicePreflight.*:KernelRegistry.*:PersistentKernelSetup.*:CudaDmaEngine.*:-$BESIDE_RING_KERNEL"}
 RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-3600}
 SANITIZER=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 ERROR_EXIT=86  # compute-sanitizer's exit status when it found an error (distinct from a test failure)
@@ -64,6 +68,9 @@ for tool in $TOOLS; do
   for cfg in examples/*.yaml; do
     name=$(basename "$cfg" .yaml)
     [ "$name" = ipsec-inbound ] && continue  # below, after ipsec-outbound
+    case $name in  # see BESIDE_RING_KERNEL; a real NIC's example needs the NIC
+      gpuring-chain-*|gpuring-nic-*) echo "  skipped examples/$name.yaml: not runnable under $tool"; continue ;;
+    esac
     if [ -n "${EXAMPLES:-}" ] && [[ " $EXAMPLES " != *" $name "* ]]; then continue; fi
     runs=("$name")
     [ "$name" = ipsec-outbound ] && runs+=(ipsec-inbound)

@@ -69,6 +69,16 @@ Batch* ChainFlow::pop(size_t s, uint64_t now_ns) {
   return b;
 }
 
+void ChainFlow::pass(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
+  std::lock_guard<std::mutex> lk(m_);
+  Stage& st = st_[s];
+  account_occupancy(st, now_ns);
+  st.next_seq = b->batch_seq + 1;
+  ++st.m.batches;
+  st.m.packets += packets;
+  if (packets) ++st.m.launches;
+}
+
 bool ChainFlow::ingress_paused() const {
   std::lock_guard<std::mutex> lk(m_);
   return st_[0].slowed;

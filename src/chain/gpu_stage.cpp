@@ -8,7 +8,13 @@
 // A device-resident batch (a GPU ring's, Batch::set_device_resident) is its own device twin:
 // stage 0 uploads nothing (node_packets is zeroed on the device), and the download stage
 // copies its metadata only (chain/ring_batch_transfer.h), never packet bytes. The report
-// counts the bytes each way (`pcie`). Beside a GPU ring's persistent kernel, nothing may be set
+// counts the bytes each way (`pcie`).
+// Fused pipeline (settings.gpu_pipeline: fused, unco only): stage 0's thread issues a batch's
+// whole chain (upload, classify, every NF and its switch, download) at once on one of
+// gpu_in_flight streams and hands it to egress when it completes; the host learns the per-NF
+// counts from the download. It trades the per-NF stages' pipelining and queues for one
+// host hand-off per batch instead of one per NF and transfer, which is most of a small batch's
+// latency. Beside a GPU ring's persistent kernel, nothing may be set
 // up late (gpu/device_preflight.h): prepare_for_persistent_kernels makes every stage thread's
 // stream and events, the NFs' per-lane resources and the host batches' device twins first, and
 // the counts are zeroed by a kernel of ours rather than a runtime memset.
@@ -21,6 +27,7 @@
 #include <cstdlib>
 #include <deque>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -87,8 +94,10 @@ class GpuStage final : public ProcessingStage {
     sharing_ = std::make_unique<GpuSharing>(rc);
     batches_closed_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
     batches_full_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
+    batch_times_ = std::vector<BatchTimes>(rc.chains.size());
     if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
     if (const char* e = std::getenv("GPUNFV_DEBUG_UPLOAD_PREFIX")) upload_prefix_ = e[0] == '1';
+    fused_ = rc.settings.gpu_pipeline == "fused";
     if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
       debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
     for (const Chain& c : rc.chains) {
@@ -101,6 +110,7 @@ class GpuStage final : public ProcessingStage {
     for (auto& w : prepared_)  // made for a run that never started
       if (w) {
         for (cudaEvent_t e : w->free_events) cudaEventDestroy(e);
+        for (cudaStream_t st : w->fused_streams) destroy_stream(st);
         destroy_stream(w->own_stream);
       }
   }
@@ -108,7 +118,7 @@ class GpuStage final : public ProcessingStage {
   void start(Done done) override {
     done_ = std::move(done);
     for (size_t c = 0; c < rc_.chains.size(); ++c)
-      for (size_t s = 0; s < flows_[c]->stages(); ++s)
+      for (size_t s = 0; s < (fused_ ? 1 : flows_[c]->stages()); ++s)
         threads_.emplace_back([this, c, s] { guarded([&] { stage_loop(c, s); }); });
     threads_.emplace_back([this] { guarded([&] { scheduler_loop(); }); });
   }
@@ -148,7 +158,9 @@ class GpuStage final : public ProcessingStage {
 
   void submit(Batch* b) override {
     in_pipeline_.fetch_add(1);
-    flows_[b->chain]->push(0, b, b->count(), monotonic_ns());
+    const uint64_t now = monotonic_ns();
+    note_time(b, &Times::submitted_ns, now);
+    flows_[b->chain]->push(0, b, b->count(), now);
   }
   void stop() override {
     if (threads_.empty()) return;
@@ -164,6 +176,17 @@ class GpuStage final : public ProcessingStage {
   void report(nlohmann::json& j) const override {
     sharing_->report(j);
     j["lane_moves"] = lane_moves_.load();  // NF stages that moved to a re-planned partition
+    // Where a batch's time goes before egress, mean per batch: filling (first frame to
+    // submission), waiting for the stage's first step, and on the GPU (its first step issued
+    // to the host seeing its last step done, stage hand-offs included).
+    j["batch_time_us"] = nlohmann::json::array();
+    for (const BatchTimes& t : batch_times_) {
+      const double n = double(std::max<uint64_t>(1, t.batches.load()));
+      j["batch_time_us"].push_back({{"batches", t.batches.load()},
+                                    {"filling", t.filling_ns.load() / n * 1e-3},
+                                    {"waiting", t.waiting_ns.load() / n * 1e-3},
+                                    {"on_gpu", t.on_gpu_ns.load() / n * 1e-3}});
+    }
     // Batch transfers of the stage (not the per-NF packet counts): host batches' prefixes in
     // and out; device-resident batches' metadata out.
     j["pcie"] = {{"h2d_bytes", h2d_bytes_.load()},
@@ -172,6 +195,10 @@ class GpuStage final : public ProcessingStage {
                  {"device_resident_batches", resident_batches_.load()}};
   }
   std::string describe() const override {
+    if (fused_)
+      return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
+             ", fused pipeline: each batch's whole chain at once, " +
+             std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain";
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
            ", one stream per NF, " + std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per stage";
   }
@@ -188,6 +215,8 @@ class GpuStage final : public ProcessingStage {
     size_t chain = 0, stage = 0;
     std::shared_ptr<const Lane> lane;
     cudaStream_t own_stream = nullptr;
+    std::vector<cudaStream_t> fused_streams;  // fused pipeline, stage 0: one per batch in flight
+    size_t next_fused = 0;
     std::vector<cudaEvent_t> free_events;
     std::deque<Flight> flights;
     cudaStream_t stream() const { return lane ? lane->gs.stream : own_stream; }
@@ -220,6 +249,8 @@ class GpuStage final : public ProcessingStage {
     } else {
       GPUNFV_CUDA(cudaSetDevice(0));
       if (!w.own_stream) w.own_stream = create_stream();
+      if (fused_ && w.stage == 0)
+        while (w.fused_streams.size() < rc_.settings.gpu_in_flight) w.fused_streams.push_back(create_stream());
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
@@ -278,11 +309,14 @@ class GpuStage final : public ProcessingStage {
         w.flights.pop_front();
         float ms = 0;
         GPUNFV_CUDA(cudaEventElapsedTime(&ms, f.start, f.done));
-        flows_[c]->add_busy(s, uint64_t(double(ms) * 1e6));
+        if (!fused_) flows_[c]->add_busy(s, uint64_t(double(ms) * 1e6));  // fused flights overlap
         w.free_events.push_back(f.start);
         w.free_events.push_back(f.done);
         if (f.token) token_.release();
-        finish(w, f.batch);
+        if (fused_)
+          finish_fused(w, f.batch);
+        else
+          finish(w, f.batch);
         progressed = true;
       }
       // A re-plan gave this NF a new lane: issue nothing more on the old one, and move once
@@ -305,7 +339,10 @@ class GpuStage final : public ProcessingStage {
       }
       if (!moving && w.flights.size() < depth) {
         if (Batch* b = flow.pop(s, monotonic_ns())) {
-          issue(w, b, temporal);
+          if (fused_)
+            issue_fused(w, b);
+          else
+            issue(w, b, temporal);
           progressed = true;
         }
       }
@@ -320,6 +357,7 @@ class GpuStage final : public ProcessingStage {
         std::this_thread::sleep_for(std::chrono::microseconds(idle < 4096 ? 5 : 50));
     }
     for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
+    for (cudaStream_t st : w.fused_streams) destroy_stream(st);
     destroy_stream(w.own_stream);
   }
 
@@ -331,10 +369,8 @@ class GpuStage final : public ProcessingStage {
   void issue(Worker& w, Batch* b, bool temporal) {
     const Chain& chain = rc_.chains[w.chain];
     const size_t n = chain.path.size();
-    const uint32_t count = b->count();
     const BatchView dv = device_view(b);
     const BatchView hv = b->view();
-    const BatchLayout& layout = b->layout();  // a device-resident batch has its own
     cudaStream_t st = w.stream();
     Flight f;
     f.batch = b;
@@ -345,15 +381,8 @@ class GpuStage final : public ProcessingStage {
     };
     if (w.stage == 0) {
       begin();
-      if (b->device_resident()) {
-        // Everything classify reads is on the device already (the ring's rx loop wrote it).
-        launch_zero_node_packets(dv, st);
-        resident_batches_.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        upload_host_batch(b, hv, dv, st);
-        host_batches_.fetch_add(1, std::memory_order_relaxed);
-      }
-      launch_enter_chain(chain, dv, st);
+      note_time(b, &Times::issued_ns, monotonic_ns());
+      enter_on_device(b, chain, dv, hv, st);
       publish_counts(dv, hv, b, st);
     } else if (w.stage <= n) {
       const auto k = static_cast<uint8_t>(w.stage - 1);
@@ -369,27 +398,87 @@ class GpuStage final : public ProcessingStage {
       begin();
       launch_node_gpu(rc_, chain, dv, k, w.lane->gs);
       publish_counts(dv, hv, b, st);
-    } else if (b->device_resident()) {
-      begin();
-      for (const ByteRange& r : metadata_download_ranges(layout)) {
-        GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
-                                    cudaMemcpyDeviceToHost, st));
-        d2h_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
-      }
     } else {
       begin();
-      const bool egress_only = b->chain < egress_only_download_.size() && egress_only_download_[b->chain];
-      const HostBatchDownload d = plan_host_batch_download(layout_, count, egress_only);
-      for (const ByteRange& r : {d.first, d.second})
-        if (r.bytes)
-          GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
-                                      cudaMemcpyDeviceToHost, st));
-      d2h_bytes_.fetch_add(d.bytes(), std::memory_order_relaxed);
+      download(b, st);
     }
     f.done = w.free_events.back();
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
     w.flights.push_back(f);
+  }
+
+  // Upload (host batch) or zeroed counts (device-resident batch), then classify and the first
+  // switch.
+  void enter_on_device(Batch* b, const Chain& chain, const BatchView& dv, const BatchView& hv,
+                       cudaStream_t st) {
+    if (b->device_resident()) {
+      // Everything classify reads is on the device already (the ring's rx loop wrote it).
+      launch_zero_node_packets(dv, st);
+      resident_batches_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      upload_host_batch(b, hv, dv, st);
+      host_batches_.fetch_add(1, std::memory_order_relaxed);
+    }
+    launch_enter_chain(chain, dv, st);
+  }
+
+  // What egress needs back on the host; the per-NF counts come with it.
+  void download(Batch* b, cudaStream_t st) {
+    if (b->device_resident()) {
+      for (const ByteRange& r : metadata_download_ranges(b->layout())) {
+        GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
+                                    cudaMemcpyDeviceToHost, st));
+        d2h_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
+      }
+      return;
+    }
+    const bool egress_only = b->chain < egress_only_download_.size() && egress_only_download_[b->chain];
+    const HostBatchDownload d = plan_host_batch_download(layout_, b->count(), egress_only);
+    for (const ByteRange& r : {d.first, d.second})
+      if (r.bytes)
+        GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
+                                    cudaMemcpyDeviceToHost, st));
+    d2h_bytes_.fetch_add(d.bytes(), std::memory_order_relaxed);
+  }
+
+  // Fused pipeline: the batch's whole chain on the next of the worker's streams. Every NF runs
+  // (one with no packet of the batch finds none to work on); batches on different streams
+  // overlap, and an NF with ordered state orders them itself (serial = false), as when the
+  // NF's stage spans several streams.
+  void issue_fused(Worker& w, Batch* b) {
+    const Chain& chain = rc_.chains[w.chain];
+    const BatchView dv = device_view(b);
+    const BatchView hv = b->view();
+    cudaStream_t st = w.fused_streams[w.next_fused++ % w.fused_streams.size()];
+    Flight f;
+    f.batch = b;
+    f.start = w.free_events.back();
+    w.free_events.pop_back();
+    GPUNFV_CUDA(cudaEventRecord(f.start, st));
+    note_time(b, &Times::issued_ns, monotonic_ns());
+    enter_on_device(b, chain, dv, hv, st);
+    const GpuStream gs{st, 0, 256};
+    for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, dv, uint8_t(k), gs);
+    download(b, st);
+    f.done = w.free_events.back();
+    w.free_events.pop_back();
+    GPUNFV_CUDA(cudaEventRecord(f.done, st));
+    w.flights.push_back(f);
+  }
+
+  // A fused batch came back: each NF stage counts what was sent to it, then egress takes it.
+  // Flights complete in issue order, so stages see batches in ingress order.
+  void finish_fused(Worker& w, Batch* b) {
+    ChainFlow& flow = *flows_[w.chain];
+    const size_t n = rc_.chains[w.chain].path.size();
+    const BatchView hv = b->view();
+    const uint64_t now = monotonic_ns();
+    for (size_t s = 1; s <= n; ++s) flow.pass(s, b, hv.node_packets[s - 1], now);
+    flow.pass(n + 1, b, 0, now);
+    count_batch_time(b, now);
+    in_pipeline_.fetch_sub(1);
+    done_(b);
   }
 
   // Ingress's arrays and the slots, not the whole device prefix (chain/host_batch_transfer.h);
@@ -435,6 +524,7 @@ class GpuStage final : public ProcessingStage {
     ChainFlow& flow = *flows_[w.chain];
     const size_t n = rc_.chains[w.chain].path.size();
     if (w.stage == n + 1) {
+      count_batch_time(b, monotonic_ns());
       in_pipeline_.fetch_sub(1);
       done_(b);
       return;
@@ -448,6 +538,30 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaStreamSynchronize(w.stream()));
     hv.node_packets[k] = 0;
     flow.push(w.stage + 1, b, 0, monotonic_ns());
+  }
+
+  struct Times {
+    uint64_t submitted_ns = 0, issued_ns = 0;
+  };
+  void note_time(const Batch* b, uint64_t Times::*field, uint64_t ns) {
+    std::lock_guard<std::mutex> lk(times_m_);
+    times_[b].*field = ns;
+  }
+  void count_batch_time(const Batch* b, uint64_t now) {
+    Times bt;
+    {
+      std::lock_guard<std::mutex> lk(times_m_);
+      auto it = times_.find(b);
+      if (it == times_.end()) return;
+      bt = it->second;
+      times_.erase(it);
+    }
+    BatchTimes& t = batch_times_[b->chain];
+    auto since = [](uint64_t from, uint64_t to) { return to > from && from ? to - from : 0; };
+    t.batches.fetch_add(1, std::memory_order_relaxed);
+    t.filling_ns.fetch_add(since(b->ingress_ns, bt.submitted_ns), std::memory_order_relaxed);
+    t.waiting_ns.fetch_add(since(bt.submitted_ns, bt.issued_ns), std::memory_order_relaxed);
+    t.on_gpu_ns.fetch_add(since(bt.issued_ns, now), std::memory_order_relaxed);
   }
 
   // Measures each node's input rate ten times a second for the gnet policy.
@@ -529,10 +643,17 @@ class GpuStage final : public ProcessingStage {
   // Per chain: batches ingress closed, and of them full ones (note_batch).
   std::vector<std::atomic<uint64_t>> batches_closed_, batches_full_;
   std::atomic<uint64_t> lane_moves_{0};
+  struct BatchTimes {
+    std::atomic<uint64_t> batches{0}, filling_ns{0}, waiting_ns{0}, on_gpu_ns{0};
+  };
+  std::vector<BatchTimes> batch_times_;  // by chain
+  std::mutex times_m_;
+  std::unordered_map<const Batch*, Times> times_;  // batches in the stage
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
+  bool fused_ = false;            // settings.gpu_pipeline: fused
   std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download
 };
 

@@ -63,7 +63,7 @@ void parse_chain_latency(const ConfigNode& c, const Settings& s, Chain& chain) {
 }
 
 Settings parse_settings(const ConfigNode& n) {
-  n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight",
+  n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
@@ -83,6 +83,13 @@ Settings parse_settings(const ConfigNode& n) {
   if (s.scheduler != "temporal" && s.scheduler != "fair" && s.scheduler != "unco" &&
       s.scheduler != "gnet")
     n["scheduler"].fail("scheduler must be temporal, fair, unco or gnet");
+  s.gpu_pipeline = n.str_or("gpu_pipeline", s.gpu_pipeline);
+  if (s.gpu_pipeline != "staged" && s.gpu_pipeline != "fused")
+    n["gpu_pipeline"].fail("gpu_pipeline must be staged or fused");
+  // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none.
+  if (s.gpu_pipeline == "fused" && s.scheduler != "unco")
+    n["gpu_pipeline"].fail("gpu_pipeline: fused runs each batch's whole chain at once on the whole GPU; "
+                           "it needs scheduler: unco (" + s.scheduler + " shares the GPU per NF stage)");
   if (n.has("model")) s.model_file = n.path("model");
   s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
   s.ingress_threads = static_cast<uint32_t>(n.int_or("ingress_threads", 0, 0, 1024));

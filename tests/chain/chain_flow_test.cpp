@@ -50,5 +50,28 @@ TEST(ChainFlow, BackloggedWhileAnyStageHasABatchWaiting) {
   EXPECT_FALSE(flow.backlogged());
 }
 
+// The GPU's fused pipeline hands a batch through its NF stages at once: each stage counts the
+// batch, the packets sent to its NF and a launch where there were any, and queues nothing.
+TEST(ChainFlow, PassCountsAStageWithoutQueueing) {
+  ChainFlow flow(4, 1, 1);
+  Batch a(8, 64, MemoryKind::host), b(8, 64, MemoryKind::host);
+  a.batch_seq = 0, b.batch_seq = 1;
+  flow.pass(1, &a, 8, 1'000);
+  flow.pass(2, &a, 0, 1'000);
+  flow.pass(1, &b, 3, 2'000);
+  flow.pass(2, &b, 3, 2'000);
+  EXPECT_FALSE(flow.backlogged());
+  EXPECT_FALSE(flow.ingress_paused());
+  EXPECT_EQ(flow.packets_seen(1), 11u);
+  EXPECT_EQ(flow.packets_seen(2), 3u);
+  const std::vector<StageMetrics> m = flow.metrics(3'000);
+  EXPECT_EQ(m[1].batches, 2u);
+  EXPECT_EQ(m[1].launches, 2u);
+  EXPECT_EQ(m[2].batches, 2u);
+  EXPECT_EQ(m[2].launches, 1u);
+  EXPECT_EQ(m[2].queued_packet_seconds, 0.0);
+  EXPECT_EQ(m[1].max_queued_packets, 0u);
+}
+
 }  // namespace
 }  // namespace gpunfv

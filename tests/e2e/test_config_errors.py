@@ -95,6 +95,23 @@ chains:
     expect_config_error(gpunfv, config, f"{config}:7", key)
 
 
+@pytest.mark.parametrize("settings, needle", [
+    ("{gpu_pipeline: fused, scheduler: gnet}", "needs scheduler: unco"),
+    ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco"),
+    ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged or fused"),
+])
+def test_bad_gpu_pipeline(gpunfv, tmp_path, settings, needle):
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: discard}}
+chains:
+  - {{from: in, to: out}}
+settings: {settings}
+""")
+    expect_config_error(gpunfv, config, f"{config}:6", "gpu_pipeline", needle)
+
+
 def test_unknown_port_type(gpunfv, tmp_path):
     config = config_file(tmp_path, f"""\
 ports:

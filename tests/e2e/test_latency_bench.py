@@ -31,3 +31,24 @@ def test_sweep_writes_rows_table_and_reports(gpunfv, tmp_path):
         check_accounting(json.loads(report.read_text()))
     table = (out / "table.md").read_text()
     assert table.count("| router | unco |") == 3
+
+
+def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
+    """bench/latency/two_chains.py on the CPU backend: S_d and a light router chain, each with
+    its own generator and bound; one row per chain, its quantiles against its own bound."""
+    out = tmp_path / "two"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "latency" / "two_chains.py"), str(gpunfv.parent), str(out),
+         "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
+         "--light-mpps", "0.01", "--seconds", "0.5", "--batch", "256", "--bound-us", "heavy=3000,light=1500"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert [(r["chain"], r["bound_us"]) for r in rows] == [("sd", 3000), ("light", 1500)]
+    for r in rows:
+        assert r["delivered_mpps"] > 0 and r["accounting_ok"]
+        assert r["p50_us"] <= r["p99_us"] <= r["p999_us"]
+        assert r["bound_held"] == (r["p99_us"] <= r["bound_us"])
+    for report in (out / "reports").glob("*.json"):
+        check_accounting(json.loads(report.read_text()))
+    assert (out / "table.md").read_text().count("| unco | 50% |") == 2
