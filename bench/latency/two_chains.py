@@ -40,6 +40,16 @@ def two_chain_config(policy, args, heavy_pps, model):
     return text
 
 
+def model_with_light_router(model, out):
+    """The light chain's router2 holds the same table as S_d's router: it takes its profile."""
+    m = json.loads(Path(model).read_text())
+    extra = [dict(e, nf="router2") for e in m["models"] if e.get("nf") == "router"]
+    m["models"] = [e for e in m["models"] if e.get("nf") != "router2"] + extra
+    path = out / "model-two-chains.json"
+    path.write_text(json.dumps(m))
+    return path
+
+
 def chain_row(report, name, offered_pps):
     t = report["elapsed_s"] or 1e-9
     c = next(c for c in report["chains"] if c.get("name") == name)
@@ -77,8 +87,9 @@ def main():
             heavy_pps = args.heavy_capacity * 1e6 * load / 100
             name = f"two-{policy}-{load:g}"
             cfg = args.out / "configs" / f"{name}.yaml"
-            cfg.write_text(two_chain_config(policy, args, heavy_pps,
-                                            str(model) if policy == "gnet" else ""))
+            cfg.write_text(two_chain_config(
+                policy, args, heavy_pps,
+                str(model_with_light_router(model, args.out)) if policy == "gnet" else ""))
             rep = sweep.run_one(args.bin, cfg, args.out / "reports" / f"{name}.json",
                                 args.backend, args.seconds)
             if not rep:

@@ -21,9 +21,10 @@ RESULTS=${2:?usage: scripts/gpu-check.sh --suite sanitize BIN_DIR OUT_DIR}
 RESULTS=$(mkdir -p "$RESULTS" && cd "$RESULTS" && pwd)
 TOOLS=${TOOLS:-memcheck racecheck synccheck}
 # Not under the tools: runs where a persistent ring kernel must run beside other kernels (the
-# chain's on a GPU ring's batches). The tools serialise kernel launches, so those kernels wait
-# for the persistent one, which waits for them: the run's watchdog ends it, not an error found.
-BESIDE_RING_KERNEL='*BesideARunningRingKernel*:GpuRingChainOnDevice.*'
+# chain's on a GPU ring's batches, or the SM DMA engine's own persistent kernel). The tools
+# serialise kernel launches, so those kernels wait for the persistent one, which waits for
+# them: the run's watchdog ends it, not an error found.
+BESIDE_RING_KERNEL='*BesideARunningRingKernel*:GpuRingChainOnDevice.*:*_sm:*SmDma*'
 GPU_TESTS=${GPU_TESTS:-"*Gpu*:*OnDevice*:DeviceCounts.*:DevicePreflight.*:KernelRegistry.*:PersistentKernelSetup.*:CudaDmaEngine.*:-$BESIDE_RING_KERNEL"}
 RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-3600}
 SANITIZER=${SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
@@ -69,7 +70,7 @@ for tool in $TOOLS; do
     name=$(basename "$cfg" .yaml)
     [ "$name" = ipsec-inbound ] && continue  # below, after ipsec-outbound
     case $name in  # see BESIDE_RING_KERNEL; a real NIC's example needs the NIC
-      gpuring-chain-*|gpuring-nic-*) echo "  skipped examples/$name.yaml: not runnable under $tool"; continue ;;
+      gpuring-chain-*|gpuring-router|gpuring-nic-*) echo "  skipped examples/$name.yaml: not runnable under $tool"; continue ;;
     esac
     if [ -n "${EXAMPLES:-}" ] && [[ " $EXAMPLES " != *" $name "* ]]; then continue; fi
     runs=("$name")

@@ -192,6 +192,7 @@ class GpuStage final : public ProcessingStage {
     j["pcie"] = {{"h2d_bytes", h2d_bytes_.load()},
                  {"d2h_bytes", d2h_bytes_.load()},
                  {"host_batches", host_batches_.load()},
+                 {"zero_copy_batches", zero_copy_batches_.load()},
                  {"device_resident_batches", resident_batches_.load()}};
   }
   std::string describe() const override {
@@ -307,10 +308,12 @@ class GpuStage final : public ProcessingStage {
         GPUNFV_CUDA(cudaEventQuery(w.flights.front().done));
         Flight f = w.flights.front();
         w.flights.pop_front();
-        float ms = 0;
-        GPUNFV_CUDA(cudaEventElapsedTime(&ms, f.start, f.done));
-        if (!fused_) flows_[c]->add_busy(s, uint64_t(double(ms) * 1e6));  // fused flights overlap
-        w.free_events.push_back(f.start);
+        if (f.start) {  // fused flights have none: they overlap, so their times do not add up
+          float ms = 0;
+          GPUNFV_CUDA(cudaEventElapsedTime(&ms, f.start, f.done));
+          flows_[c]->add_busy(s, uint64_t(double(ms) * 1e6));
+          w.free_events.push_back(f.start);
+        }
         w.free_events.push_back(f.done);
         if (f.token) token_.release();
         if (fused_)
@@ -446,6 +449,10 @@ class GpuStage final : public ProcessingStage {
   // (one with no packet of the batch finds none to work on); batches on different streams
   // overlap, and an NF with ordered state orders them itself (serial = false), as when the
   // NF's stage spans several streams.
+  // Zero copy (gpu_zero_copy_packets): a small host batch is not copied at all; the kernels
+  // work on its pinned host memory over PCIe, which for a few hundred packets costs less than
+  // the four copies and their calls. Only the per-node counts stay on the device (the switch
+  // kernels add to them atomically) and come back by a one-block kernel.
   void issue_fused(Worker& w, Batch* b) {
     const Chain& chain = rc_.chains[w.chain];
     const BatchView dv = device_view(b);
@@ -453,14 +460,23 @@ class GpuStage final : public ProcessingStage {
     cudaStream_t st = w.fused_streams[w.next_fused++ % w.fused_streams.size()];
     Flight f;
     f.batch = b;
-    f.start = w.free_events.back();
-    w.free_events.pop_back();
-    GPUNFV_CUDA(cudaEventRecord(f.start, st));
     note_time(b, &Times::issued_ns, monotonic_ns());
-    enter_on_device(b, chain, dv, hv, st);
     const GpuStream gs{st, 0, 256};
-    for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, dv, uint8_t(k), gs);
-    download(b, st);
+    const bool zero_copy = !b->device_resident() && b->memory_kind() == MemoryKind::host_pinned &&
+                           b->count() <= rc_.settings.gpu_zero_copy_packets;
+    if (zero_copy) {
+      BatchView zv = hv;
+      zv.node_packets = dv.node_packets;
+      launch_zero_node_packets(zv, st);
+      launch_enter_chain(chain, zv, st);
+      for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, zv, uint8_t(k), gs);
+      launch_publish_node_packets(zv, hv.node_packets.framework_data(), st);
+      zero_copy_batches_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      enter_on_device(b, chain, dv, hv, st);
+      for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, dv, uint8_t(k), gs);
+      download(b, st);
+    }
     f.done = w.free_events.back();
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
@@ -650,6 +666,7 @@ class GpuStage final : public ProcessingStage {
   std::mutex times_m_;
   std::unordered_map<const Batch*, Times> times_;  // batches in the stage
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
+  std::atomic<uint64_t> zero_copy_batches_{0};
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX

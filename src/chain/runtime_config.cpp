@@ -64,6 +64,7 @@ void parse_chain_latency(const ConfigNode& c, const Settings& s, Chain& chain) {
 
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
+               "gpu_zero_copy_packets",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
@@ -86,6 +87,10 @@ Settings parse_settings(const ConfigNode& n) {
   s.gpu_pipeline = n.str_or("gpu_pipeline", s.gpu_pipeline);
   if (s.gpu_pipeline != "staged" && s.gpu_pipeline != "fused")
     n["gpu_pipeline"].fail("gpu_pipeline must be staged or fused");
+  s.gpu_zero_copy_packets =
+      static_cast<uint32_t>(n.int_or("gpu_zero_copy_packets", 0, 0, 1 << 20));
+  if (s.gpu_zero_copy_packets && s.gpu_pipeline != "fused")
+    n["gpu_zero_copy_packets"].fail("gpu_zero_copy_packets applies to gpu_pipeline: fused");
   // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none.
   if (s.gpu_pipeline == "fused" && s.scheduler != "unco")
     n["gpu_pipeline"].fail("gpu_pipeline: fused runs each batch's whole chain at once on the whole GPU; "

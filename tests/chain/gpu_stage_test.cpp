@@ -198,8 +198,8 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // `pipeline`: settings.gpu_pipeline; a fused one never re-plans (unco), but its batches run on
 // several streams at once and must still keep IPsec's numbering in batch order.
 void replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
-                                   const std::string& pipeline = "staged") {
-  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline);
+                                   const std::string& pipeline = "staged", uint32_t zero_copy = 0) {
+  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy));
   const std::string model = scheduler == "gnet"
       ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
       : "";
@@ -223,6 +223,7 @@ nfs:
 chains:
   - {from: in, path: [fw, enc, ids], to: p1}
 settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pipeline +
+                                                    (zero_copy ? ", gpu_zero_copy_packets: " + std::to_string(zero_copy) : "") +
                                                     ", scheduler: " + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
@@ -323,6 +324,23 @@ settings: {batch_size: 4096, batches: 16, )" + settings + (settings.find("gnet")
   }
   for (size_t n = 0; n < cpu.nfs.size(); ++n) EXPECT_EQ(cpu.nfs[n].in, gpu.nfs[n].in) << n;
   return gpu.scheduler;
+}
+
+// Zero copy: every batch (up to 4096 packets) runs in its pinned host memory.
+TEST(GpuStage, FusedZeroCopyBranchyChainEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string chain =
+      "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
+      "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
+  compare_backends(config("gpu-branchy-fused-zero-copy",
+                          "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
+                          "dst_from: r1}",
+                          chain, ", scheduler: unco, gpu_pipeline: fused, gpu_zero_copy_packets: 4096"));
+}
+
+TEST(GpuStage, FusedZeroCopyKeepsOrderAcrossStreams) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  replan_under_load_keeps_order("unco", 200000, "fused", 2048);
 }
 
 TEST(GpuStage, GnetEndToEndEqualsCpu) {

@@ -99,6 +99,7 @@ chains:
     ("{gpu_pipeline: fused, scheduler: gnet}", "needs scheduler: unco"),
     ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco"),
     ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged or fused"),
+    ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused"),
 ])
 def test_bad_gpu_pipeline(gpunfv, tmp_path, settings, needle):
     config = config_file(tmp_path, f"""\
@@ -109,7 +110,7 @@ chains:
   - {{from: in, to: out}}
 settings: {settings}
 """)
-    expect_config_error(gpunfv, config, f"{config}:6", "gpu_pipeline", needle)
+    expect_config_error(gpunfv, config, f"{config}:6", needle)
 
 
 def test_unknown_port_type(gpunfv, tmp_path):
