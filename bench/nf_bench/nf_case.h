@@ -32,6 +32,8 @@ class Peer {
   virtual bool is_peer() const { return true; }
   // Counts lookups rather than packets through the NF (no Gbit/s).
   virtual bool lookup_only() const { return false; }
+  // The work a row includes, e.g. "lookup only (addresses extracted beforehand)".
+  virtual std::string scope() const = 0;
   // Outside timed regions: takes this round's inputs; returns the units one run handles.
   virtual uint64_t prepare(const RoundData& r) = 0;
   // Outside timed regions, before every run (e.g. fresh input for a transform done in place).
@@ -45,6 +47,8 @@ class Peer {
 };
 
 struct NfCase {
+  // The work gpunfv's own NF rows include (the CPU backend's and the GPU's).
+  std::string nf_scope = "the whole NF: parse + its work + results record";
   std::vector<std::string> notes;            // traffic and peer lines for the output
   std::vector<std::unique_ptr<Peer>> peers;  // the first with is_peer() is the ratio baseline
   // Post-fill step over one generated batch (outside timed regions, batches in parallel):
