@@ -121,15 +121,15 @@ TEST(IpsecPeer, IpsecMbProducesTheSameBytes) {
 #endif
 }
 
-// One manager for two SAs, their packets interleaved in one call of more jobs than a burst:
+// One manager for two SAs, their packets interleaved in one call of more jobs than its queue:
 // each packet gets its own SA's bytes.
 TEST(IpsecPeer, IpsecMbServesSeveralSasInOneCall) {
 #if GPUNFV_HAVE_IPSEC_MB
   const esp::SaConfig a = ipsec_test::sa_config(0x00000A01u, 11, "192.168.2.0/24");
   const esp::SaConfig b = ipsec_test::sa_config(0x00000B02u, 23, "192.168.2.0/24");
   std::vector<std::vector<uint8_t>> frames;
-  for (int round = 0; round < 4; ++round)
-    for (auto& f : sample_frames()) frames.push_back(f);  // 4 x ~60 frames: several bursts
+  for (int round = 0; round < 8; ++round)
+    for (auto& f : sample_frames()) frames.push_back(f);  // 8 x ~60 frames: past the job queue
   const auto mine_a = ours(a, frames), mine_b = ours(b, frames);
   const std::vector<peers::EspPeerSa> sas = {peer_sa(a), peer_sa(b)};
   peers::IpsecMbEspPeer peer(sas);
