@@ -98,6 +98,16 @@ def test_cpu_only_quick_run_writes_tables_json_and_plots(gpunfv, tmp_path):
     assert "![nf-throughput.png](nf/nf-throughput.png)" in readme
     assert "chains" not in results["parts"]
 
+    # --replot redraws from the JSON alone (for a run on a host without matplotlib).
+    for png in pngs:
+        png.unlink()
+    proc = subprocess.run([sys.executable, str(RUN_ALL), "--out", str(out), "--replot"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for png in pngs:
+        assert_png(png)
+    assert (out / "README.md").read_text() == readme
+
 
 def test_unknown_part_is_refused(gpunfv, tmp_path):
     proc = subprocess.run([sys.executable, str(RUN_ALL), "--bin", str(gpunfv.parent), "--out",
