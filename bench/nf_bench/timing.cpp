@@ -21,6 +21,9 @@ struct Job {
   TimedRow row;
 };
 
+// A bound on passes per sample, for a pass that measures (next to) nothing.
+constexpr uint64_t kMaxPasses = 1'000'000;
+
 // One sample: passes until min_seconds of timed work.
 double sample(Job& j, const TimingOptions& o) {
   double seconds = 0;
@@ -29,7 +32,7 @@ double sample(Job& j, const TimingOptions& o) {
     if (j.path->before_pass) j.path->before_pass();
     seconds += j.path->pass(j.row.threads);
     ++passes;
-  } while (seconds < o.min_seconds);
+  } while (seconds < o.min_seconds && passes < kMaxPasses);
   j.row.passes += passes;
   j.row.seconds += seconds;
   return seconds > 0 ? double(j.path->units) * passes / seconds / 1e6 : 0;
