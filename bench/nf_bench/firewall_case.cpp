@@ -71,6 +71,7 @@ void write_tuple(uint8_t* f, uint32_t len, const FiveTuple& t, Rng& rng) {
 // The 5-tuples of a round's IPv4 packets, per batch, with their packet indices.
 class TupleRows : public Peer {
  public:
+  bool repeatable() const override { return true; }
   bool lookup_only() const override { return true; }
   std::string scope() const override { return "classify only (5-tuples extracted beforehand)"; }
   uint64_t prepare(const RoundData& r) override {

@@ -34,6 +34,10 @@ class Peer {
   virtual bool lookup_only() const { return false; }
   // The work a row includes, e.g. "lookup only (addresses extracted beforehand)".
   virtual std::string scope() const = 0;
+  // work() may run again on its own output (it only reads the round and overwrites its
+  // results): a timed pass then sweeps the round several times, so that on many cores a pass
+  // is long against starting it.
+  virtual bool repeatable() const { return false; }
   // Outside timed regions: takes this round's inputs; returns the units one run handles.
   virtual uint64_t prepare(const RoundData& r) = 0;
   // Outside timed regions, before every run (e.g. fresh input for a transform done in place).

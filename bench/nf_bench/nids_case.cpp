@@ -72,6 +72,7 @@ void shape_batch(const std::vector<Pattern>& patterns, Batch& b, uint64_t seed) 
 // The payloads of a round, per batch (one per packet; empty where the NF inspects nothing).
 class PayloadRows : public Peer {
  public:
+  bool repeatable() const override { return true; }
   uint64_t prepare(const RoundData& r) override {
     text_.resize(r.used), count_.resize(r.used);
     uint64_t n = 0;
@@ -166,6 +167,7 @@ class HyperscanRules final : public PayloadRows {
 
 class HyperscanScan final : public Peer {
  public:
+  bool repeatable() const override { return true; }
   HyperscanScan(const Nids& nids, unsigned threads) : ac_(nids.matcher().automaton()) {
     const std::vector<Pattern>& patterns = nids.matcher().patterns().patterns();
     hs_.resize(threads);

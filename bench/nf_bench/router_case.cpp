@@ -20,6 +20,7 @@ namespace {
 // Destination addresses of one round, one array per batch, and a lookup word per address.
 class LookupRows : public Peer {
  public:
+  bool repeatable() const override { return true; }
   bool lookup_only() const override { return true; }
   std::string scope() const override {
     return "lookup only (destinations extracted beforehand)";
