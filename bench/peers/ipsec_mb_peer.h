@@ -4,8 +4,9 @@
 // flight: every job is submitted as soon as it is filled, completed jobs are taken as the
 // manager returns them, and the manager is flushed once at the end of a call (a batch), so the
 // library keeps its SIMD lanes full, which is how it is meant to be used. One manager serves
-// any number of SAs (each job carries its SA's keys). (The burst API, IMB_SUBMIT_BURST, left
-// the last jobs of some calls unprocessed in version 1.3 with this chained job: not used.)
+// any number of SAs (each job carries its SA's keys). (The burst API, IMB_SUBMIT_BURST, gave
+// frames differing from ours in the last jobs of some calls with version 1.3 and this chained
+// job: not used.)
 //
 // Built only where CMake finds libIPSec_MB (cmake/ipsec.cmake defines GPUNFV_HAVE_IPSEC_MB=1);
 // elsewhere (e.g. in the DPDK peers library, which globs bench/peers/*.cpp) it compiles to
