@@ -51,7 +51,7 @@ namespace {
 
 constexpr size_t kRoundBytes = size_t(512) << 20;  // slots of the packet set, at most
 constexpr size_t kDeviceCopiesBytes = size_t(4) << 30;  // kernel-only: device copies, at most
-constexpr uint32_t kSweepsPerPass = 8;  // repeatable peer rows: sweeps over the round per pass
+constexpr uint32_t kSweepsPerPass = 8;  // read-only peer rows on many threads: sweeps per pass
 
 struct Options {
   std::vector<uint32_t> sizes{64, 512, 1518};
@@ -104,13 +104,14 @@ struct SizeBench {
     p.lookup_only = peer.lookup_only();
     p.peer = peer.is_peer();
     p.checked = peer.is_peer();
-    // Several sweeps only where the round has batches enough that threads rarely meet on one
-    // (they would write the same results).
-    const uint32_t sweeps = peer.repeatable() && used >= 2 * size_t(o.threads) ? kSweepsPerPass : 1;
-    p.units = peer.prepare(rd) * sweeps;
+    // Several sweeps on many threads (one thread's pass is long already), only where the round
+    // has batches enough that threads rarely meet on one (they would write the same results).
+    p.sweeps_on_many = peer.repeatable() && used >= 2 * size_t(o.threads) ? kSweepsPerPass : 1;
+    p.units = peer.prepare(rd);
     p.before_pass = [&peer, rd] { peer.before_run(rd); };
-    p.pass = [&peer, this, sweeps](unsigned t) {
-      return run_batches(used * sweeps, t, [&](size_t i, unsigned k) { peer.work(i % used, k); });
+    p.pass = [&peer, this, sweeps = p.sweeps_on_many](unsigned t) {
+      const size_t items = used * (t > 1 ? sweeps : 1);
+      return run_batches(items, t, [&](size_t i, unsigned k) { peer.work(i % used, k); });
     };
     p.check = [&peer, rd] { return peer.check(rd); };
     return p;

@@ -35,7 +35,8 @@ double sample(Job& j, const TimingOptions& o) {
   } while (seconds < o.min_seconds && passes < kMaxPasses);
   j.row.passes += passes;
   j.row.seconds += seconds;
-  return seconds > 0 ? double(j.path->units) * passes / seconds / 1e6 : 0;
+  const uint64_t units = j.path->units * (j.row.threads > 1 ? j.path->sweeps_on_many : 1);
+  return seconds > 0 ? double(units) * passes / seconds / 1e6 : 0;
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct TimedPath {
   bool checked = true;       // check() says something
   std::string note;          // the mismatches column when not checked
   uint64_t units = 0;        // packets (or lookups) per pass
+  uint32_t sweeps_on_many = 1;  // rows on more than 1 thread do this many times units a pass
   std::function<void()> before_pass;               // untimed, before every pass
   std::function<double(unsigned threads)> pass;    // one timed pass: its seconds
   std::function<Check()> check;                    // after the first (warm-up) pass
