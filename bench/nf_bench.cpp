@@ -103,7 +103,7 @@ struct SizeBench {
     p.scope = peer.scope();
     p.lookup_only = peer.lookup_only();
     p.peer = peer.is_peer();
-    p.checked = peer.is_peer();
+    p.checked = peer.checked();
     // Several sweeps on many threads (one thread's pass is long already), only where the round
     // has batches enough that threads rarely meet on one (they would write the same results).
     p.sweeps_on_many = peer.repeatable() && used >= 2 * size_t(o.threads) ? kSweepsPerPass : 1;

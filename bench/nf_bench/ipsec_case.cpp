@@ -16,6 +16,7 @@
 #include "nf_case.h"
 #include "core/config_node.h"
 #include "core/parse.h"
+#include "nf/ipsec/esp.h"
 #include "nf/ipsec/ipsec.h"
 #include "peers/esp_peer_sa.h"
 
@@ -140,6 +141,44 @@ class EspRows : public Peer {
   std::vector<std::vector<EspEntry>> entries_;
 };
 
+// Our NF's encapsulation step alone (esp::Encapsulate, what the CPU backend runs per packet),
+// given the same SA and sequence number as the peers: the narrow work beside theirs, where the
+// NF's rows also parse, select the SA and number the packets.
+class OursEsp final : public EspRows {
+ public:
+  OursEsp(const IpsecGateway& nf, uint32_t epoch) : EspRows(nf, epoch), view_(nf.host_view()) {}
+  std::string name() const override { return "gpunfv ESP encapsulation only"; }
+  std::string scope() const override {
+    return "ESP framing + AES-CTR + HMAC-SHA1 (SA and sequence number given)";
+  }
+  bool is_peer() const override { return false; }
+  bool checked() const override { return true; }  // its frames against the CPU backend's
+  // Fresh frames with their parsed headers and the SA record our CPU backend chose.
+  void before_run(const RoundData& r) override {
+    EspRows::before_run(r);
+    run_batches(r.used, r.threads, [&](size_t b) {
+      BatchView v = frames_[b]->view(), ref = r.cpu_out[b]->view();
+      for (const EspEntry& e : entries_[b]) {
+        const size_t at = size_t(e.packet) * v.result_stride + offset_;
+        parse_headers(v.data.subspan(size_t(e.packet) * v.stride, v.len[e.packet]),
+                      v.headers[e.packet]);
+        std::memcpy(v.results.framework_data() + at, ref.results.framework_data() + at,
+                    esp::kRecordBytes);
+      }
+    });
+  }
+  void work(size_t b, unsigned) override {
+    BatchView v = frames_[b]->view();
+    for (EspEntry& e : entries_[b]) {
+      PacketRef p(v, e.packet);
+      e.len = esp::Encapsulate{}(view_, p) == DropReason::none ? v.len[e.packet] : 0;
+    }
+  }
+
+ private:
+  esp::EspView view_;
+};
+
 #if GPUNFV_HAVE_OPENSSL
 class OpenSslEsp final : public EspRows {
  public:
@@ -207,9 +246,10 @@ NfCase make_ipsec_case(RuntimeConfig& rc, const CaseOptions& o) {
   c.nf_scope = "the whole NF: parse + SA lookup + sequence numbers + ESP + AES-CTR + HMAC-SHA1";
   c.notes.push_back("traffic: generated UDP/IPv4 frames as they are; every run starts each SA's "
                     "sequence numbers at 1 again, so all paths produce the same ESP bytes");
-  if (!o.peers) return c;
   uint32_t epoch = 0;
   const std::vector<peers::EspPeerSa> sas = read_sas(rc, nf, epoch);
+  c.peers.push_back(std::make_unique<OursEsp>(nf, epoch));
+  if (!o.peers) return c;
   // intel-ipsec-mb first: the faster library is the ratio baseline.
 #if GPUNFV_HAVE_IPSEC_MB
   try {

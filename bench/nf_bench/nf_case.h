@@ -44,8 +44,9 @@ class Peer {
   virtual void before_run(const RoundData& r) {}
   // The timed work: batch i on thread t (t below the thread count the case was made for).
   virtual void work(size_t batch, unsigned thread) = 0;
-  // After a run: its results compared with ours (is_peer() only).
+  // After a run: its results compared with ours (where checked()).
   virtual Check check(const RoundData& r) { return {}; }
+  virtual bool checked() const { return is_peer(); }
   // A line for the output after the table (e.g. how often the peer found something).
   virtual std::string summary() const { return {}; }
 };
