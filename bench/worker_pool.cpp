@@ -93,13 +93,14 @@ double WorkerPool::dispatch(size_t items, unsigned threads, const void* work, Ca
   next_.store(0, std::memory_order_relaxed);
   pending_.store(size(), std::memory_order_relaxed);
   working_.store(threads, std::memory_order_relaxed);
-  const uint64_t t0 = monotonic_ns();
+  first_start_.store(0, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   wait_zero(working_);
   const uint64_t t1 = monotonic_ns();
   wait_zero(pending_);
-  return (t1 - t0) / 1e9;
+  // From the first worker's start: waking a sleeping pool is not the work's time.
+  return (t1 - first_start_.load(std::memory_order_acquire)) / 1e9;
 }
 
 bool WorkerPool::in_worker() { return t_in_worker; }
@@ -118,6 +119,8 @@ void WorkerPool::loop(unsigned index) {
     seen = g;
     if (stop_.load()) return;
     if (index < active_) {
+      uint64_t none = 0;
+      first_start_.compare_exchange_strong(none, monotonic_ns(), std::memory_order_acq_rel);
       for (size_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < items_;)
         call_(work_, i, index);
       if (working_.fetch_sub(1, std::memory_order_acq_rel) == 1) working_.notify_one();

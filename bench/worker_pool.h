@@ -34,8 +34,8 @@ class WorkerPool {
   std::string cpus() const;
 
   // Runs work(i, t) for i in [0, items) on workers 0..threads-1 (t: the worker's index), each
-  // taking the next item; returns when all are done, with the seconds from the start until the
-  // last of those workers finished. `threads` is clamped to [1, size()]. Not reentrant: one
+  // taking the next item; returns when all are done, with the seconds from the first of those
+  // workers starting until the last one finished. `threads` is clamped to [1, size()]. Not reentrant: one
   // run at a time, from one thread.
   template <typename Work>
   double run(size_t items, unsigned threads, const Work& work) {
@@ -69,6 +69,7 @@ class WorkerPool {
   // can lag into the next run's fields; `working_` counts the ones doing this run's items.
   alignas(64) std::atomic<unsigned> pending_{0};
   alignas(64) std::atomic<unsigned> working_{0};
+  alignas(64) std::atomic<uint64_t> first_start_{0};  // monotonic_ns of this run's first worker
   std::atomic<bool> stop_{false};
 };
 
