@@ -227,6 +227,37 @@ struct GpuBench::Impl {
   uint64_t next_batch_seq = 0;
   DeviceBuffer<uint8_t> dev;  // device-resident copies of one round, for kernel-only timing
   std::vector<cudaStream_t> streams;
+  DeviceBuffer<uint8_t> pristine, working;  // upload(): the set, and its working copies
+  std::vector<uint32_t> counts;
+  uint32_t copies = 0;
+
+  // Launches the chain over batches [0, n) at `base` (counts[i % counts.size()] packets each)
+  // between two events; returns their seconds.
+  double timed_launches(uint8_t* base, size_t n, const std::vector<uint32_t>& count_of) {
+    cudaEvent_t e0, e1;
+    GPUNFV_CUDA(cudaEventCreate(&e0));
+    GPUNFV_CUDA(cudaEventCreate(&e1));
+    GPUNFV_CUDA(cudaDeviceSynchronize());
+    GPUNFV_CUDA(cudaEventRecord(e0));
+    for (auto& st : streams) GPUNFV_CUDA(cudaStreamWaitEvent(st, e0));
+    for (size_t i = 0; i < n; ++i)
+      launch_chain_gpu(rc, rc.chains[0], layout.view(base + i * layout.bytes, count_of[i % count_of.size()]),
+                       streams[i % streams.size()]);
+    for (auto& st : streams) {
+      cudaEvent_t e;
+      GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      GPUNFV_CUDA(cudaEventRecord(e, st));
+      GPUNFV_CUDA(cudaStreamWaitEvent(nullptr, e));
+      GPUNFV_CUDA(cudaEventDestroy(e));
+    }
+    GPUNFV_CUDA(cudaEventRecord(e1));
+    GPUNFV_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    GPUNFV_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return ms / 1e3;
+  }
 
   Impl(const RuntimeConfig& r, const BatchShape& shape, uint32_t batches)
       : rc(r), layout(BatchLayout::make(shape.capacity, shape.stride, shape.result_stride)) {
@@ -272,38 +303,56 @@ double GpuBench::end_to_end(Batches& bs, size_t used) {
 double GpuBench::kernel_only(const Batches& in, size_t used, Batches* out) {
   Impl& s = *impl_;
   const BatchLayout& L = s.layout;
-  for (size_t i = 0; i < used; ++i)
+  std::vector<uint32_t> counts;
+  for (size_t i = 0; i < used; ++i) {
     GPUNFV_CUDA(cudaMemcpy(s.dev.data() + i * L.bytes, in[i]->base(), L.bytes, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1;
-  GPUNFV_CUDA(cudaEventCreate(&e0));
-  GPUNFV_CUDA(cudaEventCreate(&e1));
-  GPUNFV_CUDA(cudaDeviceSynchronize());
-  GPUNFV_CUDA(cudaEventRecord(e0));
-  for (auto& st : s.streams) GPUNFV_CUDA(cudaStreamWaitEvent(st, e0));
-  for (size_t i = 0; i < used; ++i)
-    launch_chain_gpu(s.rc, s.rc.chains[0], L.view(s.dev.data() + i * L.bytes, in[i]->count()),
-                     s.streams[i % s.streams.size()]);
-  for (auto& st : s.streams) {
-    cudaEvent_t e;
-    GPUNFV_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    GPUNFV_CUDA(cudaEventRecord(e, st));
-    GPUNFV_CUDA(cudaStreamWaitEvent(nullptr, e));
-    GPUNFV_CUDA(cudaEventDestroy(e));
+    counts.push_back(in[i]->count());
   }
-  GPUNFV_CUDA(cudaEventRecord(e1));
-  GPUNFV_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  GPUNFV_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  const double seconds = s.timed_launches(s.dev.data(), used, counts);
   if (out)
     for (size_t i = 0; i < used; ++i) {
       GPUNFV_CUDA(cudaMemcpy((*out)[i]->base(), s.dev.data() + i * L.bytes, L.bytes,
                              cudaMemcpyDeviceToHost));
       (*out)[i]->set_count(in[i]->count());
     }
-  return ms / 1e3;
+  return seconds;
 }
+
+void GpuBench::upload(const Batches& in, size_t used, uint32_t copies) {
+  Impl& s = *impl_;
+  const BatchLayout& L = s.layout;
+  s.copies = std::max(1u, copies);
+  s.pristine.allocate(L.bytes * used);
+  s.working.allocate(L.bytes * used * s.copies);
+  s.counts.clear();
+  for (size_t i = 0; i < used; ++i) {
+    GPUNFV_CUDA(cudaMemcpy(s.pristine.data() + i * L.bytes, in[i]->base(), L.bytes,
+                           cudaMemcpyHostToDevice));
+    s.counts.push_back(in[i]->count());
+  }
+}
+
+double GpuBench::kernel_pass(uint32_t copies) {
+  Impl& s = *impl_;
+  const size_t set = s.layout.bytes * s.counts.size();
+  copies = std::min(std::max(1u, copies), s.copies);
+  for (uint32_t k = 0; k < copies; ++k)
+    GPUNFV_CUDA(cudaMemcpy(s.working.data() + k * set, s.pristine.data(), set,
+                           cudaMemcpyDeviceToDevice));
+  return s.timed_launches(s.working.data(), s.counts.size() * copies, s.counts);
+}
+
+void GpuBench::download(Batches& out, size_t used) {
+  Impl& s = *impl_;
+  const BatchLayout& L = s.layout;
+  for (size_t i = 0; i < used && i < s.counts.size(); ++i) {
+    GPUNFV_CUDA(cudaMemcpy(out[i]->base(), s.working.data() + i * L.bytes, L.bytes,
+                           cudaMemcpyDeviceToHost));
+    out[i]->set_count(s.counts[i]);
+  }
+}
+
+uint32_t GpuBench::kernel_copies() const { return impl_->copies; }
 
 #else
 
@@ -314,6 +363,10 @@ GpuBench::GpuBench(const RuntimeConfig&, const BatchShape&, uint32_t) {
 GpuBench::~GpuBench() = default;
 double GpuBench::end_to_end(Batches&, size_t) { return 0; }
 double GpuBench::kernel_only(const Batches&, size_t, Batches*) { return 0; }
+void GpuBench::upload(const Batches&, size_t, uint32_t) {}
+double GpuBench::kernel_pass(uint32_t) { return 0; }
+void GpuBench::download(Batches&, size_t) {}
+uint32_t GpuBench::kernel_copies() const { return 0; }
 
 #endif
 

@@ -19,6 +19,7 @@
 #include "chain/runtime_config.h"
 #include "core/batch.h"
 #include "core/clock.h"
+#include "worker_pool.h"
 
 namespace gpunfv::bench {
 
@@ -57,9 +58,19 @@ uint32_t round_batches(const RuntimeConfig& rc, const BatchShape& shape, uint64_
                        unsigned threads, size_t max_bytes);
 
 // Runs work(i) (or work(i, thread)) for batches 0..n_batches-1 on `threads` threads, each
-// taking the next batch; returns the seconds taken.
+// taking the next batch; returns the seconds taken. On the process's worker pool when one was
+// started with at least `threads` workers (threads started and pinned once), else on threads
+// started for this call.
 template <typename Work>
 double run_batches(size_t n_batches, unsigned threads, const Work& work) {
+  auto call = [&](size_t i, unsigned t) {
+    if constexpr (std::is_invocable_v<const Work&, size_t, unsigned>)
+      work(i, t);
+    else
+      work(i);
+  };
+  if (WorkerPool* pool = WorkerPool::shared(); pool && threads <= pool->size() && !WorkerPool::in_worker())
+    return pool->run(n_batches, threads, call);
   std::atomic<size_t> next{0};
   uint64_t t0 = monotonic_ns();
   std::vector<std::thread> ts;
@@ -142,6 +153,16 @@ class GpuBench {
   // streams per batch) and returns the seconds between events around the launches. With `out`,
   // copies the device batches back into it afterwards (untimed).
   double kernel_only(const Batches& in, size_t used, Batches* out = nullptr);
+
+  // Kernel-only timing over many batches in flight: upload() keeps a pristine device copy of
+  // in[0, used) and room for `copies` working copies of it; each kernel_pass(k) restores k
+  // working copies from the pristine one (untimed, device to device), launches the chain over
+  // all k x used batches (round robin over the streams) and returns the seconds between events
+  // around the launches. download() copies the first working copy back into out[0, used).
+  void upload(const Batches& in, size_t used, uint32_t copies);
+  double kernel_pass(uint32_t copies);
+  void download(Batches& out, size_t used);
+  uint32_t kernel_copies() const;
 
  private:
   struct Impl;

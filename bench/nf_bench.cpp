@@ -1,25 +1,31 @@
 // Per-NF benchmark: router, firewall, NIDS and IPsec, each at several frame sizes, on the CPU
-// backend (1 thread, all threads), against a peer library (1 thread, all threads), and on the
-// GPU (kernel-only on device-resident batches, end to end through pinned host batches).
+// backend (1 thread, all threads), against peer libraries run as their users run them (1 thread,
+// all threads), and on the GPU (kernel-only on device-resident batches, end to end through
+// pinned host batches).
 //
 // Per NF a configuration in bench/nf_bench/ (a generator port feeding the NF). Per frame size,
-// the generator's frames are reshaped outside the timed regions into the NF's traffic
-// (bench/nf_bench/*_case.cpp: firewall 5-tuples aimed at the rules, NIDS payloads with real
-// patterns planted), then processed in rounds of batches by every path. Checks, per row:
+// one packet set is generated and reshaped into the NF's traffic (bench/nf_bench/*_case.cpp:
+// firewall 5-tuples aimed at the rules, NIDS payloads with real patterns planted) outside the
+// timed regions; every row then processes that set in passes (bench/nf_bench/timing.h: a
+// warm-up pass, then --repeats samples of at least --min-seconds each, taken in turns across
+// rows), on a pool of worker threads started and pinned once before any timing
+// (bench/worker_pool.h). Rows report the median sample with min and max; ratios are between
+// medians of the same run; an all-threads row scaling under half its thread count over its
+// 1-thread row is flagged. Checks, on each row's warm-up pass:
 //   - GPU rows and "CPU, 1 thread": every output packet bit for bit against "CPU, N threads"
 //     (bytes, length, verdict, next_nf, out_port, headers, flow hash, the results record);
-//   - peer rows: the peer's answer against ours (next hop, first matching rule, number of
-//     distinct patterns in the payload, ESP frame bytes).
-// The ratio column is relative to the first peer on all threads at the same frame size (the
-// CPU all-threads row where no peer was built). Single-thread rows run on the second round of
-// batches when it is a full one (the first pays cold caches and first-touch page faults), else
-// on the first; all-threads rows on every round.
+//   - peer rows: the peer's answer against ours (next hop, first matching rule, patterns or
+//     rules found in the payload, ESP frame bytes).
+// Each row says what work it includes (its scope); where a peer does narrower work than the NF,
+// a gpunfv row doing the same narrow work sits beside it.
 //
-//   nf_bench [--nf router|firewall|nids|ipsec|all] [--sizes 64,512,1518] [--packets N]
-//            [--threads T] [--json FILE] [--no-peer] [--config FILE] [--config-dir DIR]
+//   nf_bench [--nf router|firewall|nids|ipsec|all] [--case TAG,...] [--sizes 64,512,1518]
+//            [--packets N] [--threads T] [--min-seconds S] [--repeats R] [--json FILE]
+//            [--no-peer] [--config FILE] [--config-dir DIR]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -27,36 +33,125 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "gpu_info.h"
 #include "nf_bench/nf_case.h"
+#include "nf_bench/timing.h"
+#include "worker_pool.h"
 #include "chain/processing_stage.h"
 #include "core/error.h"
+
+#if GPUNFV_HAVE_DPDK
+#include "peers/eal.h"
+#endif
 
 using namespace gpunfv;
 using namespace gpunfv::bench;
 
 namespace {
 
-constexpr size_t kRoundBytes = size_t(512) << 20;  // slots of one set of batches, at most
+constexpr size_t kRoundBytes = size_t(512) << 20;  // slots of the packet set, at most
+constexpr size_t kDeviceCopiesBytes = size_t(4) << 30;  // kernel-only: device copies, at most
+constexpr uint32_t kSweepsPerPass = 8;  // read-only peer rows on many threads: sweeps per pass
 
 struct Options {
   std::vector<uint32_t> sizes{64, 512, 1518};
   uint64_t packets = 2'000'000;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool peers = true;
+  TimingOptions timing;
 };
 
 struct SizeResult {
   uint32_t size = 0;
   uint64_t packets = 0;
   double mean_frame = 0;
-  int single_round = 0;
-  std::vector<Row> rows;
+  uint32_t device_copies = 0;
+  std::vector<TimedRow> rows;
   size_t base = 1;  // index of the ratio baseline in rows
+  nlohmann::json gpu_clocks;  // sampled right after the GPU rows
 };
 
-// One timed path: its rows for 1 and N threads.
-struct RowPair {
-  Row one, all;
+// The timed paths over one packet set: gpunfv's CPU backend, the case's peers (and our own
+// narrow rows), the GPU kernel only and end to end.
+struct SizeBench {
+  RuntimeConfig& rc;
+  NfCase& c;
+  const Options& o;
+  uint64_t& next_seq;
+  Batches in, ref, work, gpu_out;
+  size_t used = 0;
+  std::unique_ptr<GpuBench> gb;
+
+  TimedPath cpu_path(uint64_t n) {
+    TimedPath p;
+    p.name = "gpunfv CPU";
+    p.scope = c.nf_scope;
+    p.units = n;
+    p.before_pass = [this] {
+      copy_batches(in, work, used, o.threads);
+      number_packets(work, used, next_seq);
+      reset_stateful_nfs(rc, Backend::cpu);
+    };
+    p.pass = [this](unsigned t) { return run_cpu(rc, work, used, t); };
+    p.check = [this] { return compare_batches(ref, work, used, o.threads); };
+    return p;
+  }
+
+  TimedPath peer_path(Peer& peer, const RoundData& rd) {
+    TimedPath p;
+    p.name = peer.name();
+    p.scope = peer.scope();
+    p.lookup_only = peer.lookup_only();
+    p.peer = peer.is_peer();
+    p.checked = peer.checked();
+    // Several sweeps on many threads (one thread's pass is long already), only where the round
+    // has batches enough that threads rarely meet on one (they would write the same results).
+    p.sweeps_on_many = peer.repeatable() && used >= 2 * size_t(o.threads) ? kSweepsPerPass : 1;
+    p.units = peer.prepare(rd);
+    p.before_pass = [&peer, rd] { peer.before_run(rd); };
+    p.pass = [&peer, this, sweeps = p.sweeps_on_many](unsigned t) {
+      const size_t items = used * (t > 1 ? sweeps : 1);
+      return run_batches(items, t, [&](size_t i, unsigned k) { peer.work(i % used, k); });
+    };
+    p.check = [&peer, rd] { return peer.check(rd); };
+    return p;
+  }
+
+  std::vector<TimedPath> gpu_paths(uint64_t n) {
+    std::vector<TimedPath> v;
+    TimedPath k;
+    k.name = "gpunfv GPU, kernel only";
+    k.scope = c.nf_scope + " (device-resident batches)";
+    k.threaded = false;
+    k.units = n * gb->kernel_copies();
+    // Warm-up and check over one copy (the CPU's packets in the CPU's order), the samples over
+    // every device copy.
+    auto copies = std::make_shared<uint32_t>(1);
+    k.before_pass = [this] { reset_stateful_nfs(rc, Backend::gpu); };
+    k.pass = [this, copies](unsigned) {
+      const double s = gb->kernel_pass(*copies);
+      return s;
+    };
+    k.check = [this, copies] {
+      gb->download(gpu_out, used);
+      *copies = gb->kernel_copies();
+      return compare_batches(ref, gpu_out, used, o.threads);
+    };
+    v.push_back(std::move(k));
+    TimedPath e;
+    e.name = "gpunfv GPU, end to end";
+    e.scope = c.nf_scope + " + copies to and from the GPU";
+    e.threaded = false;
+    e.units = n;
+    e.before_pass = [this] {
+      copy_batches(in, gpu_out, used, o.threads);
+      reset_stateful_nfs(rc, Backend::gpu);
+    };
+    e.pass = [this](unsigned) { return gb->end_to_end(gpu_out, used); };
+    e.check = [this] { return compare_batches(ref, gpu_out, used, o.threads); };
+    v.push_back(std::move(e));
+    return v;
+  }
 };
 
 SizeResult run_size(RuntimeConfig& rc, NfCase& c, uint32_t size, const Options& o, bool gpu,
@@ -68,118 +163,60 @@ SizeResult run_size(RuntimeConfig& rc, NfCase& c, uint32_t size, const Options& 
   const uint32_t nb = round_batches(rc, shape, o.packets, T, kRoundBytes);
   SizeResult res;
   res.size = size;
-  res.single_round = o.packets >= 2 * uint64_t(nb) * shape.capacity ? 1 : 0;
+  const uint64_t t_start = monotonic_ns();
 
   const MemoryKind mem = gpu ? MemoryKind::host_pinned : MemoryKind::host;
-  Batches in = make_batches(nb, shape, mem), cpu_out = make_batches(nb, shape, MemoryKind::host);
-  Batches one, gpu_out = gpu ? make_batches(nb, shape, mem) : Batches{};
-  std::unique_ptr<GpuBench> gb = gpu ? std::make_unique<GpuBench>(rc, shape, nb) : nullptr;
+  SizeBench sb{rc, c, o, next_seq, make_batches(nb, shape, mem),
+               make_batches(nb, shape, MemoryKind::host), make_batches(nb, shape, MemoryKind::host),
+               gpu ? make_batches(nb, shape, mem) : Batches{}, 0, nullptr};
+  const uint64_t n = fill(port, sb.in, o.packets);
+  if (n == 0) throw std::runtime_error("the generator gave no packets");
+  sb.used = used_batches(sb.in);
+  if (c.shape)
+    run_batches(sb.used, T, [&](size_t i) {
+      c.shape(*sb.in[i], Rng((uint64_t(size) << 40) ^ i).next());
+    });
+  res.packets = n;
+  res.mean_frame = double(frame_bytes(sb.in, sb.used)) / n;
 
-  RowPair cpu{Row("gpunfv CPU, 1 thread"), Row(fmt::format("gpunfv CPU, {} threads", T))};
-  cpu.one.checked = true;
-  cpu.all.note = "reference";
-  std::vector<RowPair> peer_rows;
+  // The reference output: the CPU backend on all threads, untimed.
+  copy_batches(sb.in, sb.ref, sb.used, T);
+  number_packets(sb.ref, sb.used, next_seq);
+  reset_stateful_nfs(rc, Backend::cpu);
+  run_cpu(rc, sb.ref, sb.used, T);
+  const RoundData rd{sb.in, sb.ref, sb.used, T};
+  if (c.observe) c.observe(rd);
+
+  std::vector<TimedPath> paths;
+  paths.push_back(sb.cpu_path(n));
+  size_t first_peer = SIZE_MAX;
   for (auto& p : c.peers) {
-    RowPair r{Row(p->name() + ", 1 thread", p->lookup_only()),
-              Row(fmt::format("{}, {} threads", p->name(), T), p->lookup_only())};
-    r.one.checked = r.all.checked = p->is_peer();
-    peer_rows.push_back(r);
+    if (p->is_peer() && first_peer == SIZE_MAX) first_peer = paths.size();
+    paths.push_back(sb.peer_path(*p, rd));
   }
-  Row kernel{"gpunfv GPU, kernel only"}, e2e{"gpunfv GPU, end to end"};
-  kernel.checked = e2e.checked = true;
-
-  uint64_t done = 0, bytes = 0;
-  const uint64_t t_start = monotonic_ns();
-  double phase[4] = {};  // wall seconds: traffic, CPU backend, peers, GPU (checks included)
-  uint64_t t_phase = t_start;
-  auto lap = [&](int k) {
-    uint64_t now = monotonic_ns();
-    phase[k] += (now - t_phase) / 1e9;
-    t_phase = now;
+  if (gpu) {
+    const size_t set_bytes = size_t(sb.used) * sb.in[0]->layout().bytes;
+    const uint32_t copies = uint32_t(std::clamp<size_t>(kDeviceCopiesBytes / set_bytes, 1, 16));
+    sb.gb = std::make_unique<GpuBench>(rc, shape, nb);
+    sb.gb->upload(sb.in, sb.used, copies);
+    res.device_copies = copies;
+    for (auto& p : sb.gpu_paths(n)) paths.push_back(std::move(p));
+  }
+  fmt::print(stderr, "nf_bench: [{}] {} B: {} packets in {} batches, {} paths\n", tag, size, n,
+             sb.used, paths.size());
+  res.rows = run_paths(paths, T, o.timing, [&](const std::string& line) {
+    fmt::print(stderr, "nf_bench: [{}] {} B: {}\n", tag, size, line);
+  });
+  if (gpu) res.gpu_clocks = gpu_clocks_json();
+  // Baseline: the first peer's all-threads row, else the CPU backend's all-threads row.
+  auto all_threads_row = [&](size_t path) {
+    size_t k = 0;
+    for (size_t i = 0; i < path; ++i) k += paths[i].threaded ? (T > 1 ? 2 : 1) : 1;
+    return k + (T > 1 ? 1 : 0);
   };
-  for (int round = 0; done < o.packets; ++round) {
-    const uint64_t n = fill(port, in, o.packets - done);
-    if (n == 0) break;
-    const size_t used = used_batches(in);
-    if (c.shape)
-      run_batches(used, T, [&](size_t i) {
-        c.shape(*in[i], Rng((uint64_t(size) << 40) ^ (uint64_t(round) << 20) ^ i).next());
-      });
-    bytes += frame_bytes(in, used);
-    const bool single = round == res.single_round;
-    lap(0);
-
-    // CPU backend: all threads (the reference output), then 1 thread on the single round.
-    copy_batches(in, cpu_out, used, T);
-    number_packets(cpu_out, used, next_seq);
-    reset_stateful_nfs(rc, Backend::cpu);
-    cpu.all.seconds += run_cpu(rc, cpu_out, used, T);
-    cpu.all.packets += n;
-    if (single) {
-      one = make_batches(uint32_t(used), shape, MemoryKind::host);
-      copy_batches(in, one, used, T);
-      number_packets(one, used, next_seq);
-      reset_stateful_nfs(rc, Backend::cpu);
-      cpu.one.seconds += run_cpu(rc, one, used, 1);
-      cpu.one.packets += n;
-      cpu.one.check.add(compare_batches(cpu_out, one, used, T));
-      one.clear();
-    }
-
-    // Peers (and our own "only" rows), in alternating order across rounds so that none always
-    // finds the caches as another left them.
-    const RoundData rd{in, cpu_out, used, T};
-    if (c.observe) c.observe(rd);
-    lap(1);
-    for (size_t k = 0; k < c.peers.size(); ++k) {
-      const size_t at = round % 2 == 0 ? k : c.peers.size() - 1 - k;
-      Peer& p = *c.peers[at];
-      RowPair& r = peer_rows[at];
-      const uint64_t units = p.prepare(rd);
-      auto timed = [&](Row& row, unsigned threads) {
-        p.before_run(rd);
-        row.seconds += run_batches(used, threads, [&](size_t i, unsigned t) { p.work(i, t); });
-        row.packets += units;
-        if (p.is_peer()) row.check.add(p.check(rd));
-      };
-      timed(r.all, T);
-      if (single) timed(r.one, 1);
-    }
-    lap(2);
-
-    // GPU: end to end through the GPU stage, then kernel-only; both outputs compared.
-    if (gpu) {
-      copy_batches(in, gpu_out, used, T);
-      reset_stateful_nfs(rc, Backend::gpu);
-      e2e.seconds += gb->end_to_end(gpu_out, used);
-      e2e.packets += n;
-      e2e.check.add(compare_batches(cpu_out, gpu_out, used, T));
-      reset_stateful_nfs(rc, Backend::gpu);
-      kernel.seconds += gb->kernel_only(in, used, &gpu_out);
-      kernel.packets += n;
-      kernel.check.add(compare_batches(cpu_out, gpu_out, used, T));
-    }
-    lap(3);
-    done += n;
-    fmt::print(stderr, "nf_bench: [{}] {} B: round {} done, {} of {} packets\n", tag, size,
-               round + 1, done, o.packets);
-  }
-  fmt::print(stderr,
-             "nf_bench: [{}] {} B: {} packets in {:.1f} s (traffic {:.1f}, CPU {:.1f}, peers "
-             "{:.1f}, GPU {:.1f}; checks included)\n",
-             tag, size, done, (monotonic_ns() - t_start) / 1e9, phase[0], phase[1], phase[2],
-             phase[3]);
-
-  res.packets = done;
-  res.mean_frame = done ? double(bytes) / done : 0;
-  res.rows = {cpu.one, cpu.all};
-  res.base = 1;
-  for (size_t k = 0; k < peer_rows.size(); ++k) {
-    if (c.peers[k]->is_peer() && res.base == 1) res.base = res.rows.size() + 1;
-    res.rows.push_back(peer_rows[k].one);
-    res.rows.push_back(peer_rows[k].all);
-  }
-  if (gpu) res.rows.insert(res.rows.end(), {kernel, e2e});
+  res.base = all_threads_row(first_peer == SIZE_MAX ? 0 : first_peer);
+  fmt::print(stderr, "nf_bench: [{}] {} B: done in {:.1f} s\n", tag, size,
+             (monotonic_ns() - t_start) / 1e9);
   return res;
 }
 
@@ -205,31 +242,36 @@ nlohmann::json run_case(const std::string& tag, const std::string& config, const
 
   const SizeResult& first = results.front();
   const std::string base = first.rows[first.base].path;
-  const bool peer_base = first.base != 1;
-  Columns cols{peer_base ? "vs peer N thr." : "vs CPU all thr.", true, true, 0};
-  for (const SizeResult& s : results)
-    for (const Row& r : s.rows) cols.path_width = std::max(cols.path_width, r.path.size());
-
-  fmt::print("\nnf_bench: {} ({}), {} packets per frame size\n", tag, config, o.packets);
+  fmt::print("\nnf_bench: {} ({}), packet set of {} packets per frame size\n", tag, config,
+             first.packets);
   fmt::print("{}\n", nf.describe());
-  for (const auto& n : c.notes) fmt::print("{}\n", n);
-  fmt::print("ratio baseline: \"{}\" at the same frame size; single-thread rows on round {} of "
-             "batches; Gbit/s from the input frames' bytes; lookup-only rows count lookups (no "
-             "Gbit/s)\n", base, first.single_round);
-  fmt::print("mismatches: GPU rows and CPU 1 thread vs CPU {} threads, every output packet bit "
-             "for bit; peer rows: the peer's answer vs ours\n", o.threads);
+  for (const auto& line : c.notes) fmt::print("{}\n", line);
+  fmt::print("ratio baseline: \"{}\" at the same frame size (medians); each row: a warm-up "
+             "pass, then {} samples of at least {} s of passes over the packet set, taken in "
+             "turns across rows; Mpps is the median sample [min-max]; Gbit/s from the input "
+             "frames' bytes; lookup-only rows count lookups (no Gbit/s); scaling: N threads over "
+             "1 thread, LOW under N/2\n",
+             base, o.timing.repeats, o.timing.min_seconds);
+  fmt::print("mismatches (warm-up pass): GPU rows and CPU rows vs the CPU backend's reference "
+             "run on {} threads, every output packet bit for bit; peer rows: the peer's answer "
+             "vs ours\n", o.threads);
   if (!gpu) fmt::print("no CUDA device: GPU rows and the GPU-vs-CPU comparison were skipped\n");
-  print_header(cols);
+  else
+    fmt::print("kernel-only rows: {} device copies of the packet set per pass\n",
+               first.device_copies);
   nlohmann::json j = {{"name", tag}, {"config", config}, {"nf", std::string(nf.type())},
                       {"describe", nf.describe()}, {"notes", c.notes}, {"baseline", base}};
+  print_timed_header();
   for (const SizeResult& s : results) {
     nlohmann::json js = {{"size", s.size},
                          {"packets", s.packets},
                          {"mean_frame_bytes", s.mean_frame},
-                         {"single_thread_round", s.single_round}};
-    for (const Row& r : s.rows) {
-      print_row(cols, r, s.mean_frame, s.rows[s.base].mpps(), std::to_string(s.size));
-      js["rows"].push_back(row_json(r, s.mean_frame, s.rows[s.base].mpps()));
+                         {"device_copies", s.device_copies}};
+    if (!s.gpu_clocks.is_null()) js["gpu_clocks_after"] = s.gpu_clocks;
+    const double base_mpps = s.rows[s.base].rate().median;
+    for (const TimedRow& r : s.rows) {
+      print_timed_row(r, s.size, s.mean_frame, base_mpps);
+      js["rows"].push_back(timed_row_json(r, s.mean_frame, base_mpps));
       if (r.checked && r.check.mismatches) {
         all_ok = false;
         fmt::print(stderr, "nf_bench: [{}] {} B, {}: {} mismatches, first: {}\n", tag, s.size,
@@ -254,16 +296,29 @@ nlohmann::json run_case(const std::string& tag, const std::string& config, const
 int main(int argc, char** argv) {
   CLI::App app{"gpunfv per-NF benchmark: CPU, peer library and GPU throughput, outputs checked"};
   Options o;
-  std::string nf = "all", json_out, config, dir = "bench/nf_bench";
-  app.add_option("--nf", nf, "router, firewall, nids, ipsec or all")
+  std::string json_out, config, dir = "bench/nf_bench";
+  std::vector<std::string> nfs{"all"};
+  app.add_option("--nf", nfs, "router, firewall, nids, ipsec or all (a comma list)")
+      ->delimiter(',')
       ->check(CLI::IsMember({"router", "firewall", "nids", "ipsec", "all"}))
       ->capture_default_str();
   app.add_option("--sizes", o.sizes, "Frame sizes in bytes")->delimiter(',')->capture_default_str();
   app.add_option("--packets", o.packets, "Packets per frame size")->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads for the all-threads rows")->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads for the all-threads rows (the worker pool's size)")
+      ->capture_default_str();
+  app.add_option("--min-seconds", o.timing.min_seconds, "Timed work per sample, at least")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--repeats", o.timing.repeats, "Samples per row (median, min, max reported)")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
   app.add_option("--json", json_out, "Also write the tables as JSON");
   bool no_peer = false;
   app.add_flag("--no-peer", no_peer, "Leave out the peer library rows");
+  std::vector<std::string> only;
+  app.add_option("--case", only, "Only these cases of --nf's (a comma list of router, "
+                                 "router_fulltable, firewall_acl1_1k, firewall_fw1_10k, nids, ipsec)")
+      ->delimiter(',');
   app.add_option("--config", config, "Run this one configuration instead of --nf's "
                                      "(e.g. bench/nf_bench/router_fulltable.yaml)");
   app.add_option("--config-dir", dir, "Folder of the per-NF configurations")->capture_default_str();
@@ -282,7 +337,7 @@ int main(int argc, char** argv) {
 
   // (tag, configuration) per case, in table order.
   const std::map<std::string, std::vector<std::string>> cases_of = {
-      {"router", {"router"}},
+      {"router", {"router", "router_fulltable"}},
       {"firewall", {"firewall_acl1_1k", "firewall_fw1_10k"}},
       {"nids", {"nids"}},
       {"ipsec", {"ipsec"}}};
@@ -290,16 +345,49 @@ int main(int argc, char** argv) {
   if (!config.empty()) {
     cases.emplace_back(std::filesystem::path(config).stem().string(), config);
   } else {
+    auto wanted = [&](const std::string& k) {
+      return std::find(nfs.begin(), nfs.end(), "all") != nfs.end() ||
+             std::find(nfs.begin(), nfs.end(), k) != nfs.end();
+    };
     for (const char* k : {"router", "firewall", "nids", "ipsec"})
-      if (nf == "all" || nf == k)
-        for (const auto& tag : cases_of.at(k)) cases.emplace_back(tag, dir + "/" + tag + ".yaml");
+      if (wanted(k))
+        for (const auto& tag : cases_of.at(k))
+          if (only.empty() || std::find(only.begin(), only.end(), tag) != only.end())
+            cases.emplace_back(tag, dir + "/" + tag + ".yaml");
+    for (const std::string& tag : only) {
+      bool known = false;
+      for (const auto& [k, tags] : cases_of)
+        known |= std::find(tags.begin(), tags.end(), tag) != tags.end();
+      if (!known) {
+        fmt::print(stderr, "nf_bench: error: no case '{}'\n", tag);
+        return 2;
+      }
+    }
+    if (cases.empty()) {
+      fmt::print(stderr, "nf_bench: error: --case names no case of --nf's NFs\n");
+      return 2;
+    }
   }
 
   warn_if_few_cpus("nf_bench", o.threads);
   nlohmann::json j = {{"threads", o.threads}, {"packets_per_size", o.packets},
-                      {"sizes", o.sizes}, {"gpu", gpu_present()}};
+                      {"sizes", o.sizes}, {"gpu", gpu_present()},
+                      {"min_seconds", o.timing.min_seconds}, {"repeats", o.timing.repeats}};
   bool all_ok = true;
   try {
+#if GPUNFV_HAVE_DPDK
+    // EAL first: rte_eal_init pins its thread; the pool's workers are pinned after it, one per
+    // CPU (ensure_dpdk_eal puts the calling thread's affinity back).
+    if (o.peers) ensure_dpdk_eal();
+#endif
+    WorkerPool& pool = WorkerPool::start_shared(o.threads);
+    fmt::print("nf_bench: {} worker threads pinned to CPUs {}\n", pool.size(), pool.cpus());
+    j["worker_cpus"] = pool.cpus();
+    if (gpu_present()) {
+      const nlohmann::json dev = gpu_device_json();
+      fmt::print("{}\n", gpu_device_line(dev));
+      j["device"] = dev;
+    }
     for (const auto& [tag, path] : cases) j["cases"].push_back(run_case(tag, path, o, all_ok));
   } catch (const ConfigError& e) {
     fmt::print(stderr, "nf_bench: error: {}\n", e.what());
@@ -308,6 +396,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "nf_bench: error: {}\n", e.what());
     return 1;
   }
+  if (gpu_present()) j["device_after"] = gpu_device_json();
   if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << "\n";
   fmt::print("\n{}\n", all_ok ? "every check passed" : "MISMATCHES: see stderr and the tables");
   return all_ok ? 0 : 1;

@@ -1,5 +1,5 @@
 # Hyperscan (optional): the independent peer of the NIDS's Aho-Corasick DFA (bench/peers/
-# hyperscan_peer.*). Linked only by gpunfv_tests (the agreement test), nf_bench and the NIDS
+# hyperscan_peer.*, and hyperscan_rules_peer.*: Suricata's way of using it). Linked only by gpunfv_tests (the agreement test), nf_bench and the NIDS
 # benchmark if one exists; gpunfv_lib and the gpunfv binary stay free of it.
 option(GPUNFV_HYPERSCAN "Build the Hyperscan peer when libhs is found" ON)
 set(GPUNFV_HAVE_HYPERSCAN 0)
@@ -8,7 +8,8 @@ if(GPUNFV_HYPERSCAN)
 endif()
 if(HS_FOUND)
   set(GPUNFV_HAVE_HYPERSCAN 1)
-  add_library(gpunfv_hyperscan_peer STATIC ${CMAKE_CURRENT_SOURCE_DIR}/bench/peers/hyperscan_peer.cpp)
+  add_library(gpunfv_hyperscan_peer STATIC ${CMAKE_CURRENT_SOURCE_DIR}/bench/peers/hyperscan_peer.cpp
+              ${CMAKE_CURRENT_SOURCE_DIR}/bench/peers/hyperscan_rules_peer.cpp)
   target_include_directories(gpunfv_hyperscan_peer PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/bench)
   target_compile_definitions(gpunfv_hyperscan_peer PUBLIC GPUNFV_HAVE_HYPERSCAN=1)
   target_link_libraries(gpunfv_hyperscan_peer PUBLIC gpunfv_lib PRIVATE PkgConfig::HS)

@@ -24,6 +24,8 @@
 #                   the host-staged path
 #   forward         forwarding between two gpuring ports under gpunfv run, host vs device placement
 #   sched           SM partitions and gpunfv profile (G-NET's performance model)
+#   bench           bench/run-all: nf_bench, the chains, the latency sweep and the forward
+#                   benchmark into one results folder with tables, JSON and plots (QUICK=1)
 #   sanitize        compute-sanitizer (memcheck, racecheck, synccheck) over the GPU unit tests and
 #                   every example on the GPU backend; any error it reports fails the suite
 # Suite arguments beyond BIN_DIR and OUT_DIR are given by environment variables (see each suite).

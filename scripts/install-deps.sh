@@ -3,9 +3,10 @@
 set -euo pipefail
 # dpdk-dev: dpdk-testpmd, the peer of bench/forward-bench.sh (Debian 12 ships it there, not in dpdk).
 # clang: make sanitize and make fuzz (ASan, UBSan and libFuzzer runtimes come with it).
+# python3-matplotlib: the plots of bench/run-all and bench/latency/sweep.py.
 pkgs=(build-essential cmake pkg-config clang libpcap-dev libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
       libcli11-dev libgtest-dev libbenchmark-dev libdpdk-dev libhyperscan-dev libssl-dev libipsec-mb-dev
-      tshark python3-pytest python3-scapy python3-cryptography
+      tshark python3-pytest python3-scapy python3-cryptography python3-matplotlib
       libxdp-dev libbpf-dev tcpreplay tcpdump dpdk-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -32,19 +32,28 @@ class Peer {
   virtual bool is_peer() const { return true; }
   // Counts lookups rather than packets through the NF (no Gbit/s).
   virtual bool lookup_only() const { return false; }
+  // The work a row includes, e.g. "lookup only (addresses extracted beforehand)".
+  virtual std::string scope() const = 0;
+  // work() may run again on its own output (it only reads the round and overwrites its
+  // results): a timed pass then sweeps the round several times, so that on many cores a pass
+  // is long against starting it.
+  virtual bool repeatable() const { return false; }
   // Outside timed regions: takes this round's inputs; returns the units one run handles.
   virtual uint64_t prepare(const RoundData& r) = 0;
   // Outside timed regions, before every run (e.g. fresh input for a transform done in place).
   virtual void before_run(const RoundData& r) {}
   // The timed work: batch i on thread t (t below the thread count the case was made for).
   virtual void work(size_t batch, unsigned thread) = 0;
-  // After a run: its results compared with ours (is_peer() only).
+  // After a run: its results compared with ours (where checked()).
   virtual Check check(const RoundData& r) { return {}; }
+  virtual bool checked() const { return is_peer(); }
   // A line for the output after the table (e.g. how often the peer found something).
   virtual std::string summary() const { return {}; }
 };
 
 struct NfCase {
+  // The work gpunfv's own NF rows include (the CPU backend's and the GPU's).
+  std::string nf_scope = "the whole NF: parse + its work + results record";
   std::vector<std::string> notes;            // traffic and peer lines for the output
   std::vector<std::unique_ptr<Peer>> peers;  // the first with is_peer() is the ratio baseline
   // Post-fill step over one generated batch (outside timed regions, batches in parallel):

@@ -3,11 +3,15 @@
 // at a random offset (caseless patterns in random case), so that long patterns occur too;
 // checksums recomputed. Random bytes (as in encrypted or compressed payloads) already hold the
 // set's 1-3 byte contents often, so most packets fire some rule whose contents are all short:
-// the output counts the packets that fired a rule. The peer row: Hyperscan (literal API, block mode, one database compiled
-// per thread, so each thread has its own scratch) scans the same payload bytes the NF inspects
-// for the NF's own deduplicated patterns; per payload, the number of distinct patterns it finds
-// is checked against our Aho-Corasick automaton's. Hyperscan does less work than the NF: no
-// rule evaluation and no results record.
+// the output counts the packets that fired a rule. Rows, over the same payload bytes the NF
+// inspects (located beforehand):
+//   - Hyperscan as Suricata uses it (the rule-level peer, like for like with the NF's rows,
+//     which also write the results record): one fast pattern per rule in a multi-pattern
+//     database, then each candidate rule's other contents verified with single-pattern
+//     databases; the number of rules firing per payload is checked against our CPU backend's;
+//   - gpunfv's Aho-Corasick scan alone, and Hyperscan over the full literal set (literal API,
+//     block mode, one database per thread), each counting the distinct patterns per payload;
+//     Hyperscan's count is checked against our automaton's.
 #include <fmt/format.h>
 
 #include <array>
@@ -21,6 +25,7 @@
 
 #if GPUNFV_HAVE_HYPERSCAN
 #include "peers/hyperscan_peer.h"
+#include "peers/hyperscan_rules_peer.h"
 #endif
 
 namespace gpunfv::bench {
@@ -64,9 +69,105 @@ void shape_batch(const std::vector<Pattern>& patterns, Batch& b, uint64_t seed) 
   }
 }
 
+// The payloads of a round, per batch (one per packet; empty where the NF inspects nothing).
+class PayloadRows : public Peer {
+ public:
+  bool repeatable() const override { return true; }
+  uint64_t prepare(const RoundData& r) override {
+    text_.resize(r.used), count_.resize(r.used);
+    uint64_t n = 0;
+    for (size_t b = 0; b < r.used; ++b) {
+      BatchView v = r.in[b]->view();
+      text_[b].clear();
+      for (uint32_t i = 0; i < v.count; ++i) {
+        const PayloadRange pr = payload_of(v, i);
+        text_[b].emplace_back(v.data.framework_data() + size_t(i) * v.stride + pr.offset, pr.length);
+      }
+      count_[b].assign(v.count, 0);
+      n += v.count;
+    }
+    return n;
+  }
+
+ protected:
+  std::vector<std::vector<std::span<const uint8_t>>> text_;
+  std::vector<std::vector<uint32_t>> count_;
+};
+
+// Our automaton alone: distinct patterns per payload, as the Hyperscan literal row counts them.
+class OursScan final : public PayloadRows {
+ public:
+  OursScan(const Nids& nids, unsigned threads)
+      : ac_(nids.matcher().automaton().ref()), seen_(threads), stamps_(threads) {
+    for (auto& s : seen_) s.assign(ac_.pattern_count(), 0);
+  }
+  std::string name() const override { return "gpunfv Aho-Corasick scan only"; }
+  std::string scope() const override {
+    return "literal matching only: distinct patterns per payload (payloads located beforehand)";
+  }
+  bool is_peer() const override { return false; }
+  void work(size_t b, unsigned t) override {
+    std::vector<uint64_t>& seen = seen_[t];
+    for (size_t k = 0; k < text_[b].size(); ++k) {
+      const std::span<const uint8_t> p = text_[b][k];
+      const uint64_t stamp = ++stamps_[t].v;
+      uint32_t n = 0;
+      ac_.scan(IsoSpan<const uint8_t>(p.data(), p.size()), [&](uint32_t id, uint32_t) {
+        if (seen[id] != stamp) seen[id] = stamp, ++n;
+      });
+      count_[b][k] = n;
+    }
+  }
+
+ private:
+  struct alignas(64) Stamp {
+    uint64_t v = 0;  // payloads this thread scanned
+  };
+  AhoCorasickRef ac_;
+  std::vector<std::vector<uint64_t>> seen_;  // per thread: the payload stamp a pattern was seen at
+  std::vector<Stamp> stamps_;
+};
+
 #if GPUNFV_HAVE_HYPERSCAN
+// Suricata's way: fast patterns in one MPM database, other contents verified per rule.
+class HyperscanRules final : public PayloadRows {
+ public:
+  HyperscanRules(const Nids& nids, unsigned threads)
+      : hs_(nids.matcher(), threads), offset_(nids.result_offset()) {}
+  std::string name() const override { return "Hyperscan MPM + verify, as Suricata"; }
+  std::string scope() const override {
+    return "rule matching: fast pattern per rule, then its other contents (payloads located "
+           "beforehand; no results record)";
+  }
+  const HyperscanRulesPeer& peer() const { return hs_; }
+  void work(size_t b, unsigned t) override {
+    for (size_t k = 0; k < text_[b].size(); ++k) count_[b][k] = hs_.rules_fired(text_[b][k], t);
+  }
+  // Rules fired per packet against the count our CPU backend wrote into its results record.
+  Check check(const RoundData& r) override {
+    Check c;
+    for (size_t b = 0; b < text_.size(); ++b) {
+      BatchView v = r.cpu_out[b]->view();
+      for (size_t k = 0; k < text_[b].size(); ++k) {
+        const NidsResult res =
+            NidsResult::load(v.results.framework_data() + k * v.result_stride + offset_);
+        ++c.compared;
+        if (count_[b][k] != res.fired && c.mismatches++ == 0)
+          c.first = fmt::format("batch {} packet {}: gpunfv {} rules, Hyperscan {}", b, k,
+                                res.fired, count_[b][k]);
+      }
+    }
+    return c;
+  }
+
+ private:
+  HyperscanRulesPeer hs_;
+  uint32_t offset_;
+};
+
 class HyperscanScan final : public Peer {
  public:
+  bool repeatable() const override { return true; }
   HyperscanScan(const Nids& nids, unsigned threads) : ac_(nids.matcher().automaton()) {
     const std::vector<Pattern>& patterns = nids.matcher().patterns().patterns();
     hs_.resize(threads);
@@ -82,7 +183,10 @@ class HyperscanScan final : public Peer {
     });
     if (error) std::rethrow_exception(error);
   }
-  std::string name() const override { return "Hyperscan literal scan"; }
+  std::string name() const override { return "Hyperscan literal set"; }
+  std::string scope() const override {
+    return "literal matching only: distinct patterns per payload (payloads located beforehand)";
+  }
   size_t database_bytes() const { return hs_[0]->database_bytes(); }
 
   uint64_t prepare(const RoundData& r) override {
@@ -169,9 +273,23 @@ NfCase make_nids_case(RuntimeConfig& rc, const CaseOptions& o) {
                        "packet", f[1], f[0], f[0] ? 100.0 * f[1] / f[0] : 0,
                        f[0] ? double(f[2]) / f[0] : 0);
   };
-  if (!o.peers) return c;
+  c.nf_scope = "the whole NF: parse + matching + rule evaluation + results record";
+  if (!o.peers) {
+    c.peers.push_back(std::make_unique<OursScan>(nids, o.threads));
+    return c;
+  }
 #if GPUNFV_HAVE_HYPERSCAN
   uint64_t t0 = monotonic_ns();
+  auto rules = std::make_unique<HyperscanRules>(nids, o.threads);
+  c.notes.push_back(fmt::format(
+      "peer: Hyperscan {} as Suricata's detection uses it (mpm-algo hs, spm-algo hs): {} fast "
+      "patterns (one per rule, its longest content) in one database, {} other contents in "
+      "single-pattern databases, {} KiB in all, built in {:.1f} s; scratch per thread",
+      HyperscanPeer::version(), rules->peer().fast_patterns(), rules->peer().verify_patterns(),
+      rules->peer().database_bytes() / 1024, (monotonic_ns() - t0) / 1e9));
+  c.peers.push_back(std::move(rules));
+  c.peers.push_back(std::make_unique<OursScan>(nids, o.threads));
+  t0 = monotonic_ns();
   auto hs = std::make_unique<HyperscanScan>(nids, o.threads);
   c.notes.push_back(fmt::format(
       "peer: Hyperscan {} literal API (hs_compile_lit_multi, block mode, HS_FLAG_SINGLEMATCH), "
@@ -181,6 +299,7 @@ NfCase make_nids_case(RuntimeConfig& rc, const CaseOptions& o) {
       (monotonic_ns() - t0) / 1e9));
   c.peers.push_back(std::move(hs));
 #else
+  c.peers.push_back(std::make_unique<OursScan>(nids, o.threads));
   c.notes.push_back(peer_missing("Hyperscan", "libhyperscan-dev"));
 #endif
   return c;

@@ -52,6 +52,9 @@ void init_eal(EalState& s) {
                                    "--no-shconf",    // no shared config files (--in-memory
                                                      // does the same but refuses --no-huge)
                                    "-m", kEalMemoryMb,
+                                   // lets rte_acl use its AVX-512 classify methods where the
+                                   // CPU has them (the EAL's default limit is 256 bits)
+                                   "--force-max-simd-bitwidth=512",
                                    "-l", std::to_string(first_cpu),
                                    "--log-level=lib.eal:error"};
   for (const std::string& a : args) {

@@ -21,7 +21,8 @@ class DpdkError : public std::runtime_error {
 
 // Initialises DPDK's EAL once per process; later calls return at once (or throw the first
 // call's error again: EAL cannot be initialised twice). No hugepages, no devices, no telemetry,
-// no shared files (--no-shconf; --in-memory refuses --no-huge), one lcore: the first CPU this
+// no shared files (--no-shconf; --in-memory refuses --no-huge), SIMD up to 512 bits (rte_acl's
+// AVX-512 methods), one lcore: the first CPU this
 // thread may run on. rte_eal_init pins the calling thread to that CPU; this puts the thread's
 // CPU affinity back as it was, so threads started later are not all pinned to one core.
 // Throws DpdkError.

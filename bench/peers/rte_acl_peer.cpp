@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -14,16 +15,24 @@ namespace gpunfv {
 
 namespace {
 
-// What rte_acl reads per packet: every field in network byte order. The first field must be
-// one byte; the others are grouped into 4-byte input words (input_index), both ports in one.
+// What rte_acl reads per packet, laid out as an IPv4 header (IHL 5) and its TCP/UDP ports from
+// the protocol byte on, so that a pointer to a packet's protocol byte is a valid input (as
+// DPDK's l3fwd-acl classifies packets in place): every field in network byte order. The first
+// field must be one byte; the others are grouped into 4-byte input words (input_index), both
+// ports in one.
 struct AclInput {
-  uint8_t proto;
-  uint8_t pad[3];
-  uint32_t src_addr;
-  uint32_t dst_addr;
-  uint16_t src_port;
-  uint16_t dst_port;
+  uint8_t proto;         // IPv4 header byte 9
+  uint8_t checksum[2];   // 10-11, not read
+  uint8_t src_addr[4];   // 12-15
+  uint8_t dst_addr[4];   // 16-19
+  uint8_t src_port[2];   // 20-21: the L4 header's first bytes
+  uint8_t dst_port[2];   // 22-23
 };
+static_assert(sizeof(AclInput) == RteAclPeer::kInputBytes);
+
+void put_be(uint8_t* p, uint32_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);
+}
 
 enum AclField { kProto, kSrc, kDst, kSrcPort, kDstPort, kAclFields };
 
@@ -35,8 +44,10 @@ rte_acl_config acl_config() {
   c.num_fields = kAclFields;
   c.defs[kProto] = {RTE_ACL_FIELD_TYPE_BITMASK, sizeof(uint8_t), kProto, 0,
                     offsetof(AclInput, proto)};
-  c.defs[kSrc] = {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), kSrc, 1, offsetof(AclInput, src_addr)};
-  c.defs[kDst] = {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), kDst, 2, offsetof(AclInput, dst_addr)};
+  c.defs[kSrc] = {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), kSrc, 1,
+                  offsetof(AclInput, src_addr)};
+  c.defs[kDst] = {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), kDst, 2,
+                  offsetof(AclInput, dst_addr)};
   c.defs[kSrcPort] = {RTE_ACL_FIELD_TYPE_RANGE, sizeof(uint16_t), kSrcPort, 3,
                       offsetof(AclInput, src_port)};
   c.defs[kDstPort] = {RTE_ACL_FIELD_TYPE_RANGE, sizeof(uint16_t), kDstPort, 3,
@@ -99,6 +110,17 @@ RteAclPeer::RteAclPeer(std::span<const FiveTupleRule> rules) : rule_count_(rules
                         " rules failed: " + dpdk_errno_text(-rc),
                     -rc);
   }
+  // The widest classify method this CPU (and the EAL's max SIMD width) allows.
+  static const std::pair<enum rte_acl_classify_alg, const char*> algs[] = {
+      {RTE_ACL_CLASSIFY_AVX512X32, "AVX512X32"}, {RTE_ACL_CLASSIFY_AVX512X16, "AVX512X16"},
+      {RTE_ACL_CLASSIFY_AVX2, "AVX2"},           {RTE_ACL_CLASSIFY_SSE, "SSE"},
+      {RTE_ACL_CLASSIFY_NEON, "NEON"},           {RTE_ACL_CLASSIFY_ALTIVEC, "ALTIVEC"},
+      {RTE_ACL_CLASSIFY_SCALAR, "SCALAR"}};
+  for (const auto& [alg, name] : algs)
+    if (rte_acl_set_ctx_classify(ctx_, alg) == 0) {
+      method_ = name;
+      break;
+    }
 }
 
 RteAclPeer::~RteAclPeer() {
@@ -116,10 +138,7 @@ void RteAclPeer::classify(const FiveTuple* tuples, uint32_t* rule_index, size_t 
   for (size_t first = 0; first < n; first += kBurst) {
     const unsigned burst = unsigned(std::min<size_t>(kBurst, n - first));
     for (unsigned i = 0; i < burst; ++i) {
-      const FiveTuple& t = tuples[first + i];
-      inputs[i] = AclInput{t.proto, {0, 0, 0}, rte_cpu_to_be_32(t.src_addr),
-                           rte_cpu_to_be_32(t.dst_addr), rte_cpu_to_be_16(t.src_port),
-                           rte_cpu_to_be_16(t.dst_port)};
+      input_of(tuples[first + i], reinterpret_cast<uint8_t*>(&inputs[i]));
       data[i] = reinterpret_cast<const uint8_t*>(&inputs[i]);
     }
     int rc = rte_acl_classify(ctx_, data, results, burst, 1);
@@ -128,6 +147,25 @@ void RteAclPeer::classify(const FiveTuple* tuples, uint32_t* rule_index, size_t 
     for (unsigned i = 0; i < burst; ++i)
       rule_index[first + i] = results[i] == 0 ? kNoRule : results[i] - 1;
   }
+}
+
+void RteAclPeer::input_of(const FiveTuple& t, uint8_t* out) {
+  AclInput in{};
+  in.proto = t.proto;
+  put_be(in.src_addr, t.src_addr, 4);
+  put_be(in.dst_addr, t.dst_addr, 4);
+  put_be(in.src_port, t.src_port, 2);
+  put_be(in.dst_port, t.dst_port, 2);
+  std::memcpy(out, &in, sizeof in);
+}
+
+void RteAclPeer::classify_raw(const uint8_t* const* inputs, uint32_t* results, size_t n) const {
+  if (ctx_ == nullptr) {
+    std::fill_n(results, n, 0u);
+    return;
+  }
+  const int rc = rte_acl_classify(ctx_, const_cast<const uint8_t**>(inputs), results, uint32_t(n), 1);
+  if (rc != 0) throw DpdkError("rte_acl_classify failed: " + dpdk_errno_text(-rc), -rc);
 }
 
 }  // namespace gpunfv

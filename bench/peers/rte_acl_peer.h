@@ -33,10 +33,22 @@ class RteAclPeer {
 
   static constexpr unsigned kBurst = 64;
 
+  // rte_acl_classify itself over `n` inputs in one call (one category): each input points at
+  // an IPv4 packet's protocol byte (header length 20, TCP or UDP: the ports follow the header),
+  // or at kInputBytes written by input_of(). results[i]: the first matching rule's index + 1,
+  // 0 when none.
+  void classify_raw(const uint8_t* const* inputs, uint32_t* results, size_t n) const;
+  static constexpr size_t kInputBytes = 15;  // protocol byte to the destination port's end
+  static void input_of(const FiveTuple& t, uint8_t* out);
+
   size_t rule_count() const { return rule_count_; }
+  // The classify method set on the context: the widest the CPU and EAL allow ("AVX512X32",
+  // "AVX2", ...; "default" for an empty rule set).
+  const char* method() const { return method_; }
 
  private:
   rte_acl_ctx* ctx_ = nullptr;
+  const char* method_ = "default";
   size_t rule_count_ = 0;
 };
 

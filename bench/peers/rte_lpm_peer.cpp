@@ -84,6 +84,16 @@ void RteLpmPeer::lookup_bulk_raw(const uint32_t* addrs, uint32_t* out, size_t n)
   }
 }
 
+void RteLpmPeer::lookupx4(const uint32_t* addrs, uint32_t* hops, size_t n) const {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const xmm_t ip = _mm_loadu_si128(reinterpret_cast<const __m128i*>(addrs + i));
+    rte_lpm_lookupx4(lpm_, ip, hops + i, kX4Miss);
+  }
+  for (; i < n; ++i)
+    if (rte_lpm_lookup(lpm_, addrs[i], &hops[i]) != 0) hops[i] = kX4Miss;
+}
+
 void RteLpmPeer::lookup_bulk(const uint32_t* addrs, uint32_t* next_hops, bool* found,
                              size_t n) const {
   lookup_bulk_raw(addrs, next_hops, n);

@@ -44,6 +44,12 @@ class RteLpmPeer {
   // kNextHopMask). This is what router_bench times.
   void lookup_bulk_raw(const uint32_t* addrs, uint32_t* out, size_t n) const;
 
+  // rte_lpm_lookupx4 (DPDK's vector lookup of four addresses, what l3fwd's LPM mode uses) over
+  // `n` addresses, four at a time (rte_lpm_lookup for the last n % 4): hops[i] is the next hop,
+  // or kX4Miss where no route matched.
+  void lookupx4(const uint32_t* addrs, uint32_t* hops, size_t n) const;
+  static constexpr uint32_t kX4Miss = 0xFFFFFFFFu;  // above any next hop (24 bits)
+
   // rte_lpm_lookup_bulk keeps a variable-length array of n entries on the stack; calls are cut
   // into bursts of this many addresses (DPDK applications look up one rx burst at a time).
   static constexpr unsigned kBurst = 256;

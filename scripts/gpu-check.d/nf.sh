@@ -8,7 +8,8 @@
 #      compared with the CPU's, every peer answer with ours;
 #   3. the executor end to end on both backends (examples/router-fulltable.yaml).
 # Writes OUT_DIR/{router_bench.{txt,json}, nf_bench.{txt,json,log}, fulltable-{cpu,gpu}.{txt,json}}.
-# Usage: [PACKETS=N] scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR
+# Usage: [PACKETS=N] [NF_ARGS="--min-seconds 0.2 --repeats 3"] scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR
+# (NF_ARGS: more nf_bench options; its defaults sample each row 5 x 1 s, about 20 minutes.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:?usage: scripts/gpu-check.sh --suite nf BIN_DIR OUT_DIR}
@@ -21,7 +22,8 @@ log "router benchmark ($PACKETS packets, full table)"
 "$BIN/router_bench" --config bench/router_bench.yaml --packets "$PACKETS" --json "$RESULTS/router_bench.json" | tee "$RESULTS/router_bench.txt"
 
 log "per-NF benchmark (nf_bench: router, firewall, NIDS, IPsec at 64, 512, 1518 B)"
-"$BIN/nf_bench" --threads "$(nproc)" --json "$RESULTS/nf_bench.json" 2> >(tee "$RESULTS/nf_bench.log" >&2) | tee "$RESULTS/nf_bench.txt"
+# shellcheck disable=SC2086
+"$BIN/nf_bench" --threads "$(nproc)" ${NF_ARGS:-} --json "$RESULTS/nf_bench.json" 2> >(tee "$RESULTS/nf_bench.log" >&2) | tee "$RESULTS/nf_bench.txt"
 
 log "executor end to end, full table, generator -> router -> null ports"
 for backend in cpu gpu; do

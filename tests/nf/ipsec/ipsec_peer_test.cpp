@@ -121,5 +121,39 @@ TEST(IpsecPeer, IpsecMbProducesTheSameBytes) {
 #endif
 }
 
+// One manager for two SAs, their packets interleaved in one call of more jobs than its queue:
+// each packet gets its own SA's bytes.
+TEST(IpsecPeer, IpsecMbServesSeveralSasInOneCall) {
+#if GPUNFV_HAVE_IPSEC_MB
+  const esp::SaConfig a = ipsec_test::sa_config(0x00000A01u, 11, "192.168.2.0/24");
+  const esp::SaConfig b = ipsec_test::sa_config(0x00000B02u, 23, "192.168.2.0/24");
+  std::vector<std::vector<uint8_t>> frames;
+  for (int round = 0; round < 8; ++round)
+    for (auto& f : sample_frames()) frames.push_back(f);  // 8 x ~60 frames: past the job queue
+  const auto mine_a = ours(a, frames), mine_b = ours(b, frames);
+  const std::vector<peers::EspPeerSa> sas = {peer_sa(a), peer_sa(b)};
+  peers::IpsecMbEspPeer peer(sas);
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<peers::IpsecMbEspPeer::Packet> burst;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    bufs.push_back(frames[i]);
+    bufs.back().resize(frames[i].size() + peers::esp_framing::kMaxGrowth);
+  }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint32_t seq = uint32_t(i + 1);
+    burst.push_back({bufs[i].data(), frames[i].size(), 14, seq, uint64_t(kEpoch) << 32 | seq,
+                     uint32_t(i % 2)});
+  }
+  peer.encapsulate_burst(burst.data(), burst.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto& want = i % 2 ? mine_b[i] : mine_a[i];
+    ASSERT_EQ(burst[i].len, want.size()) << i;
+    EXPECT_EQ(to_hex(bufs[i].data(), burst[i].len), to_hex(want.data(), want.size())) << i;
+  }
+#else
+  GTEST_SKIP() << "built without intel-ipsec-mb";
+#endif
+}
+
 }  // namespace
 }  // namespace gpunfv

@@ -92,6 +92,17 @@ TEST(RteLpmAgreement, SmallTableWithDefaultHostAndNestedRoutes) {
     std::mt19937 rng(1 + order);
     for (int i = 0; i < 100'000; ++i) addrs.push_back(rng());
     EXPECT_EQ(disagreements(ours, *peer, addrs), 0u) << "order " << order;
+    // rte_lpm_lookupx4 (four at a time, the last few one by one) says what lookup_bulk says.
+    for (size_t n : {addrs.size(), addrs.size() - 1, size_t(3)}) {
+      std::vector<uint32_t> x4(n), bulk(n);
+      std::unique_ptr<bool[]> found(new bool[n]);
+      peer->lookupx4(addrs.data(), x4.data(), n);
+      peer->lookup_bulk(addrs.data(), bulk.data(), found.get(), n);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; ++i)
+        bad += x4[i] != (found[i] ? bulk[i] : RteLpmPeer::kX4Miss);
+      EXPECT_EQ(bad, 0u) << "lookupx4 over " << n << " addresses, order " << order;
+    }
     // Spot checks against hand-computed answers, so agreement is not agreement on a bug.
     std::vector<uint32_t> spot = {*parse_ipv4("10.1.2.200"), *parse_ipv4("10.1.2.201"),
                                   *parse_ipv4("8.8.8.8"), *parse_ipv4("200.1.1.1"),
