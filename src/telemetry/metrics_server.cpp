@@ -1,6 +1,7 @@
 #include "telemetry/metrics_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -21,6 +22,12 @@ MetricsServer::MetricsServer(const std::string& host, int port, const MetricsBoa
     : http_(std::make_unique<httplib::Server>()), host_(host) {
   // One worker thread: scrapes are rare and small; the default pool starts a thread per core.
   http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
+  // SO_REUSEADDR only: the library's default, SO_REUSEPORT, would let a second gpunfv bind the
+  // same address and the kernel would then spread scrapes over both.
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_->Get("/metrics", [&board](const httplib::Request&, httplib::Response& res) {
     std::optional<MetricsSnapshot> m = board.current();
     if (!m) {
