@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "cli/stop_signals.h"
 #include "core/error.h"
 
 namespace gpunfv {
@@ -22,7 +23,8 @@ MetricsEndpoint::MetricsEndpoint(const MetricsSettings& s, const std::string& co
 }
 
 void MetricsEndpoint::linger(const std::atomic<bool>& stop) const {
-  if (!server_ || s_.linger_s <= 0 || stop) return;
+  if (!server_ || s_.linger_s <= 0) return;
+  rearm_stop_signals_for_linger();
   if (!quiet_)
     std::fprintf(stderr, "gpunfv: serving the final metrics at %s for %g s (Ctrl-C ends this)\n",
                  server_->url().c_str(), s_.linger_s);

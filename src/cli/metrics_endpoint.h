@@ -1,7 +1,7 @@
 // The CLI's side of settings.metrics: starts the endpoint before the run (so an address that
 // cannot be bound stops gpunfv before any traffic), hands the run its board, and after the run
 // keeps serving the final figures for linger_s, so a Prometheus server scrapes them once more
-// (a signal ends the wait; a run stopped by a signal does not linger).
+// (also after a run a signal stopped; the next signal ends the wait, exit status unchanged).
 #pragma once
 
 #include <atomic>
