@@ -426,7 +426,8 @@ class Pipeline {
       }
       // GPU sharing: the plan the run ended with (the time series has it over time).
       if (c < shares.size()) {
-        cj["planned_batch"] = stage_->ingress_batch(static_cast<uint16_t>(c));
+        const uint32_t planned = stage_->ingress_batch(static_cast<uint16_t>(c));
+        cj["planned_batch"] = planned ? planned : rc_.settings.batch_size;
         for (size_t k = 0; k < shares[c].size() && k + 1 < cj["stages"].size(); ++k)
           cj["stages"][k + 1]["sm_share"] = shares[c][k];
       }

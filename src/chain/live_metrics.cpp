@@ -31,7 +31,10 @@ void add_chain(MetricsSnapshot& m, const LiveParts& p, size_t c, const Egress::L
   ChainSample cs;
   cs.name = chain.name;
   if (c < eg.chain_latency.size()) cs.latency = eg.chain_latency[c];
-  cs.planned_batch = shares.empty() ? 0 : p.stage.ingress_batch(static_cast<uint16_t>(c));
+  if (!shares.empty()) {  // a GPU sharing plan: its batch, or batch_size where it sets none
+    cs.planned_batch = p.stage.ingress_batch(static_cast<uint16_t>(c));
+    if (!cs.planned_batch) cs.planned_batch = p.rc.settings.batch_size;
+  }
   cs.ingress_paused = p.stage.ingress_paused(static_cast<uint16_t>(c));
   const ChainFlow* flow = p.stage.flow(static_cast<uint16_t>(c));
   const std::vector<StageMetrics> sm = flow ? flow->metrics(now) : std::vector<StageMetrics>{};
