@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 extern char** environ;
@@ -70,6 +71,22 @@ int render_html_report(const std::string& json_path, const std::string& html_pat
     if (errno != EINTR) return 1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int render_html_report(const nlohmann::json& report, const std::string& json_path, const std::string& html_path) {
+  if (!json_path.empty()) return render_html_report(json_path, html_path);
+  std::error_code ec;
+  std::string name = (fs::temp_directory_path(ec) / "gpunfv-report-XXXXXX").string();
+  const int fd = mkstemp(name.data());
+  if (fd < 0) {
+    std::fprintf(stderr, "gpunfv: error: cannot make a temporary file for the HTML report\n");
+    return 1;
+  }
+  close(fd);
+  std::ofstream(name) << report.dump() << "\n";
+  const int rc = render_html_report(name, html_path);
+  std::remove(name.c_str());
+  return rc;
 }
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& o) {

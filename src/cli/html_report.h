@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -21,5 +22,8 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& o);
 int run_report_command(const ReportOptions& o);
 // Runs the renderer: json_path -> html_path; returns its exit status (127: not found).
 int render_html_report(const std::string& json_path, const std::string& html_path);
+// gpunfv run --report-html: from the report written to json_path, or, where none was asked
+// for (json_path empty), from a temporary copy of `report`.
+int render_html_report(const nlohmann::json& report, const std::string& json_path, const std::string& html_path);
 
 }  // namespace gpunfv

@@ -7,8 +7,6 @@
 #include <fstream>
 #include <iostream>
 
-#include <unistd.h>
-
 #include "chain/executor.h"
 #include "cli/html_report.h"
 #include "cli/metrics_endpoint.h"
@@ -28,23 +26,6 @@ namespace {
 
 constexpr int kExitRuntime = 1;
 constexpr int kExitConfig = 2;
-
-// --report-html without --report: the JSON goes to a temporary file for the renderer.
-int write_html_report(const nlohmann::json& report, const std::string& json_path, const std::string& html) {
-  std::string path = json_path;
-  std::string tmp;
-  if (path.empty()) {
-    char name[] = "/tmp/gpunfv-report-XXXXXX";
-    const int fd = mkstemp(name);
-    if (fd < 0) throw std::runtime_error("cannot make a temporary file for the HTML report");
-    close(fd);
-    path = tmp = name;
-    std::ofstream(tmp) << report.dump() << "\n";
-  }
-  const int rc = gpunfv::render_html_report(path, html);
-  if (!tmp.empty()) std::remove(tmp.c_str());
-  return rc;
-}
 
 int cmd_run(const std::string& config, const std::string& backend_name, const std::string& report,
             const std::string& report_html, double duration, bool quiet) {
@@ -112,7 +93,7 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
     out << json.dump(2) << "\n";
   }
   int status = stats.accounting_errors().empty() ? 0 : kExitRuntime;
-  if (!report_html.empty() && write_html_report(json, report, report_html) != 0) status = kExitRuntime;
+  if (!report_html.empty() && render_html_report(json, report, report_html) != 0) status = kExitRuntime;
   metrics.linger(*opt.stop);
   return status;
 }

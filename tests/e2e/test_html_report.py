@@ -9,6 +9,7 @@ the same page with its plots taken out). A malformed or missing report is refuse
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROUTER_DATA, check_accounting, run_gpunfv, write_config
+from conftest import ROUTER_DATA, TRACES, check_accounting, run_gpunfv, write_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PLOTS = ("plot-drops", "plot-latency-cdf", "plot-throughput", "plot-queues", "plot-batches")
@@ -175,3 +176,24 @@ def test_bad_reports_are_refused(gpunfv, tmp_path, content, message):
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and str(src) in r.stderr, r.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_run_writes_the_page_without_a_json_report(gpunfv, tmp_path):
+    cfg = write_config(tmp_path / "p.yaml",
+                       ports=[{"name": "in", "type": "pcap", "rx": TRACES / "SIP_CALL_RTP_G711.pcap"},
+                              {"name": "p1", "type": "discard"}, {"name": "p2", "type": "discard"}],
+                       nfs=[{"name": "r1", "type": "router", "routes": ROUTER_DATA / "example.routes"}],
+                       chains=[{"from": "in", "path": ["r1"]}])
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    r = subprocess.run([str(gpunfv), "run", str(cfg), "-q", "--backend", "cpu", "--report-html", str(tmp_path / "p.html")],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp)})
+    assert r.returncode == 0, r.stderr
+    page = parse((tmp_path / "p.html").read_text())
+    assert page.figures.get("plot-latency-cdf") is True and page.figures.get("plot-drops") is True
+    assert list(tmp.iterdir()) == []  # the temporary JSON copy is gone
+    # A page that cannot be written fails the run after it; the JSON report is still written.
+    r = run_gpunfv(gpunfv, "run", cfg, "-q", "--backend", "cpu", "--report", tmp_path / "r.json",
+                   "--report-html", tmp_path / "no-such-dir" / "p.html")
+    assert r.returncode == 1 and "cannot write" in r.stderr, r.stderr
+    check_accounting(json.loads((tmp_path / "r.json").read_text()))
