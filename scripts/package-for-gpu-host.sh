@@ -17,6 +17,7 @@ BUILD=${BUILD:-build-cuda}
 EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench collect_bench}
 rm -rf .gpu-package/bin && mkdir -p .gpu-package/bin
 for exe in $EXES; do cp "$BUILD/$exe" .gpu-package/bin/; done
+cp scripts/report_html.py .gpu-package/bin/  # gpunfv report --html finds it beside the binary
 for exe in .gpu-package/bin/*; do
   ldd "$exe" | awk '/=>/ {print $3}' | grep -vE 'libc\.so|libm\.so|ld-linux|libpthread|libdl\.so|librt\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .gpu-package/bin/

@@ -217,6 +217,23 @@ void Egress::push(Batch* b) { impl_->sets[impl_->set_of_chain[b->chain]]->finish
 
 void Egress::finish() { impl_->finish(); }
 
+Egress::Live Egress::live() const {
+  Live out;
+  out.port_drops.resize(impl_->rc.ports.size());
+  out.nfs.resize(impl_->rc.nfs.size());
+  out.chain_latency.resize(impl_->rc.chains.size());
+  for (const auto& w : impl_->workers) {
+    for (size_t p = 0; p < w->port_drops.size(); ++p) out.port_drops[p].merge(w->port_drops[p].load_relaxed());
+    for (size_t n = 0; n < w->nfs.size(); ++n) {
+      out.nfs[n].in += load_relaxed(w->nfs[n].in);
+      out.nfs[n].out += load_relaxed(w->nfs[n].out);
+      out.nfs[n].drops.merge(w->nfs[n].drops.load_relaxed());
+    }
+    for (size_t c = 0; c < w->latency.size(); ++c) out.chain_latency[c].merge_relaxed(w->latency[c]);
+  }
+  return out;
+}
+
 size_t Egress::threads() const { return impl_->workers.size(); }
 
 }  // namespace gpunfv

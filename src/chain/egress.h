@@ -18,6 +18,8 @@
 //
 // Counters: per-port drops by reason and per-NF counts are kept per thread and added into the
 // RunStats by finish(); the atomic totals (tx, forwarded, dropped) are live for the progress line.
+// The per-thread counters are written with relaxed single-writer stores (telemetry/counters.h),
+// so live() can add them up while the threads run (the metrics endpoint, the time series).
 //
 // Errors: a batch whose metadata arrays are shorter than its count is a std::logic_error on an
 // egress thread (the process ends: its counters could no longer add up). If a chain's batch
@@ -64,6 +66,14 @@ class Egress {
   // their counters and latency into the RunStats.
   void finish();
   size_t threads() const;
+
+  // What the egress threads have counted so far, added up across them while they run.
+  struct Live {
+    std::vector<DropCounts> port_drops;            // per port, by reason
+    std::vector<NfCounters> nfs;                   // per NF: in, out, drops (no names)
+    std::vector<LatencyHistogram> chain_latency;   // per chain, rx to tx
+  };
+  Live live() const;
 
  private:
   struct Impl;

@@ -27,9 +27,11 @@ void Egress::Impl::add_node_counts(Worker& w, const Chain& chain, const BatchVie
     for (uint32_t i = 0; i < v.count; ++i) saw += (visited[i] >> k) & 1u;
     NfTotals& nt = w.nfs[chain.path[k]];
     DropCounts& d = w.node_drops[k];
-    nt.in += saw;
-    nt.out += saw - d.total();
-    for (int r = 0; r < kDropReasonCount; ++r) nt.drops.by_reason[r] += d.by_reason[r];
+    // Relaxed stores: Egress::live() reads these while this thread counts.
+    add_relaxed(nt.in, saw);
+    add_relaxed(nt.out, saw - d.total());
+    for (int r = 0; r < kDropReasonCount; ++r)
+      if (d.by_reason[r]) add_relaxed(nt.drops.by_reason[r], d.by_reason[r]);
     d = DropCounts{};
   }
 }

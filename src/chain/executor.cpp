@@ -15,6 +15,7 @@
 #include "chain/egress.h"
 #include "chain/gpuring_feed.h"
 #include "chain/gpuring_forward.h"
+#include "chain/live_metrics.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
 #include "core/blocking_queue.h"
@@ -22,6 +23,7 @@
 #include "core/thread_name.h"
 #include "io/forward/forward_threads.h"
 #include "telemetry/report.h"
+#include "telemetry/timeseries.h"
 
 namespace gpunfv {
 
@@ -107,6 +109,13 @@ class Pipeline {
     ring_forwards_ = std::make_unique<GpuRingForwards>(rc, stats_);
   }
 
+  ~Pipeline() {
+    // An exception left run(): nothing may read this pipeline's counters any more.
+    done_ = true;
+    if (opt_.metrics) opt_.metrics->clear();
+    if (sampler_.joinable()) sampler_.join();
+  }
+
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
@@ -136,6 +145,8 @@ class Pipeline {
     forwards.start([this] { return past_deadline(monotonic_ns()); });
     std::thread progress;
     if (opt_.progress) progress = std::thread([this] { progress_loop(); });
+    sampler_ = std::thread([this] { sample_loop(); });
+    if (opt_.metrics) opt_.metrics->set_live([this] { return live(); });
 
     for (auto& t : ingress) t.join();
     forwards.join();
@@ -159,6 +170,10 @@ class Pipeline {
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
     done_ = true;
     if (progress.joinable()) progress.join();
+    if (sampler_.joinable()) sampler_.join();
+    timeseries_.add(live());  // the last partial second: the samples add up to the totals
+    stats_.timeseries = timeseries_.to_json();
+    if (opt_.metrics) opt_.metrics->set_final(metrics_from_stats(stats_));
     ring_forwards_->throw_if_failed();  // every thread has stopped: safe to leave by an exception
     return std::move(stats_);
   }
@@ -385,6 +400,7 @@ class Pipeline {
   void collect_chain_metrics() {
     const uint64_t now = monotonic_ns();
     const double elapsed = (now - t0_) * 1e-9;
+    const std::vector<std::vector<double>> shares = stage_->sm_shares();
     for (size_t c = 0; c < rc_.chains.size(); ++c) {
       const Chain& chain = rc_.chains[c];
       nlohmann::json cj = {{"name", chain.name}, {"backpressure", chain.backpressure},
@@ -400,12 +416,20 @@ class Pipeline {
                {"launches", m[s].launches},
                {"packets", m[s].packets},
                {"mean_queued_packets", elapsed > 0 ? m[s].queued_packet_seconds / elapsed : 0.0},
+               {"queued_packet_seconds", m[s].queued_packet_seconds},
                {"max_queued_packets", m[s].max_queued_packets},
                {"slowed_s", m[s].slowed_ns * 1e-9},
                {"busy_s", m[s].busy_ns * 1e-9},
                {"slow_down_signals", m[s].slow_down_signals},
                {"queue_full_drops", m[s].queue_full_drops}});
         }
+      }
+      // GPU sharing: the plan the run ended with (the time series has it over time).
+      if (c < shares.size()) {
+        const uint32_t planned = stage_->ingress_batch(static_cast<uint16_t>(c));
+        cj["planned_batch"] = planned ? planned : rc_.settings.batch_size;
+        for (size_t k = 0; k < shares[c].size() && k + 1 < cj["stages"].size(); ++k)
+          cj["stages"][k + 1]["sm_share"] = shares[c][k];
       }
       stats_.chains.push_back(std::move(cj));
     }
@@ -420,6 +444,22 @@ class Pipeline {
                         {"p999", h.quantile(0.999)}, {"max", h.max()}, {"count", h.count()}};
     cj["bound_held"] = h.count() ? nlohmann::json(double(h.quantile(0.99)) <= chain.latency_bound_us * 1e3)
                                  : nlohmann::json(nullptr);
+  }
+
+  MetricsSnapshot live() const {
+    return live_metrics({rc_, stats_, *egress_, *stage_, opt_.backend, t0_});
+  }
+
+  // One time-series sample a second, on the second since the start (telemetry/timeseries.h).
+  void sample_loop() {
+    set_thread_name("gn-sampler");
+    for (uint64_t k = 1;; ++k) {
+      const uint64_t due = t0_ + k * 1'000'000'000ull;
+      for (uint64_t now = monotonic_ns(); !done_ && now < due; now = monotonic_ns())
+        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(due - now, 50'000'000)));
+      if (done_) return;
+      timeseries_.add(live());
+    }
   }
 
   void progress_loop() {
@@ -473,6 +513,8 @@ class Pipeline {
   std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
   uint64_t t0_ = 0, deadline_ = 0;
+  std::thread sampler_;
+  TimeSeries timeseries_;  // the sampler thread's until it is joined
 };
 
 }  // namespace

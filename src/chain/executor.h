@@ -14,6 +14,7 @@
 
 #include "chain/runtime_config.h"
 #include "nf/network_function.h"
+#include "telemetry/metrics_board.h"
 #include "telemetry/run_stats.h"
 
 namespace gpunfv {
@@ -25,6 +26,9 @@ struct RunOptions {
   // Once true (the CLI sets it on SIGINT/SIGTERM), the run ends as at its deadline: ports stop,
   // what is in flight drains, and run() returns the full stats.
   const std::atomic<bool>* stop = nullptr;
+  // The metrics endpoint's board (settings.metrics): set live while the run goes on, final
+  // (the report's figures) before run() returns; never called after run() returns.
+  MetricsBoard* metrics = nullptr;
 };
 
 RunStats run(RuntimeConfig& rc, const RunOptions& opt);

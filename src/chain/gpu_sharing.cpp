@@ -134,6 +134,15 @@ void GpuSharing::debug_replan() {
   apply(sms, "debug re-plan (GPUNFV_DEBUG_REPLAN_MS)");
 }
 
+std::vector<std::vector<double>> GpuSharing::sm_shares() const {
+  std::lock_guard<std::mutex> lk(m_);
+  std::vector<std::vector<double>> out(lanes_.size());
+  const double total = std::max(1, info_.total_sms);
+  for (size_t c = 0; c < lanes_.size(); ++c)
+    for (const auto& lane : lanes_[c]) out[c].push_back((lane->sms ? lane->sms : budget_sms_) / total);
+  return out;
+}
+
 std::shared_ptr<const Lane> GpuSharing::lane(size_t chain, size_t node) const {
   std::lock_guard<std::mutex> lk(m_);
   return lanes_[chain][node];

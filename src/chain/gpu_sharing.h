@@ -61,6 +61,9 @@ class GpuSharing {
   uint32_t ingress_batch(size_t chain) const;
   std::string line() const;
   void report(nlohmann::json& j) const;
+  // Per chain and node: the share of the device's SMs its lane may use now (a whole-GPU lane
+  // inside a gpu_sms budget: the budget's share).
+  std::vector<std::vector<double>> sm_shares() const;
 
  private:
   using Lanes = std::vector<std::vector<std::shared_ptr<const Lane>>>;  // [chain][node]

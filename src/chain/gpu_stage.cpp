@@ -173,6 +173,7 @@ class GpuStage final : public ProcessingStage {
   const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
   uint32_t ingress_batch(uint16_t chain) const override { return sharing_->ingress_batch(chain); }
   std::string allocation_line() const override { return sharing_->line(); }
+  std::vector<std::vector<double>> sm_shares() const override { return sharing_->sm_shares(); }
   void report(nlohmann::json& j) const override {
     sharing_->report(j);
     j["lane_moves"] = lane_moves_.load();  // NF stages that moved to a re-planned partition

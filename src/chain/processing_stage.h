@@ -37,6 +37,9 @@ class ProcessingStage {
   // Live scheduler state for the progress line and the report ("" / null when none).
   virtual std::string allocation_line() const { return ""; }
   virtual void report(nlohmann::json& j) const {}
+  // Live: per chain and NF node, the share of the GPU's SMs the node's lane may use (empty
+  // where no GPU sharing policy runs).
+  virtual std::vector<std::vector<double>> sm_shares() const { return {}; }
   // Chain's ingress batch under the current plan (0: settings.batch_size).
   virtual uint32_t ingress_batch(uint16_t chain) const { return 0; }
   // Ingress tells the stage what it received (mean frame size for the scheduler's model).

@@ -62,13 +62,38 @@ void parse_chain_latency(const ConfigNode& c, const Settings& s, Chain& chain) {
   }
 }
 
+// `listen: ADDR:PORT` (an IPv6 address in brackets) and `linger_s`.
+MetricsSettings parse_metrics(const ConfigNode& n) {
+  if (!n.is_map()) n.fail("metrics must be a map: {listen: ADDR:PORT, linger_s: S}");
+  n.only_keys({"listen", "linger_s"});
+  if (!n.has("listen")) n.fail("metrics needs listen: ADDR:PORT (e.g. 127.0.0.1:9464)");
+  MetricsSettings m;
+  const ConfigNode l = n["listen"];
+  const std::string v = l.as_string();
+  const size_t colon = v.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size())
+    l.fail("metrics listen must be ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464 (got '" + v + "')");
+  m.host = v.substr(0, colon);
+  if (m.host.front() == '[' && m.host.back() == ']') m.host = m.host.substr(1, m.host.size() - 2);
+  const std::string port = v.substr(colon + 1);
+  if (m.host.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535)
+    l.fail("metrics listen must be ADDR:PORT with a port in 0..65535 (got '" + v + "')");
+  m.port = std::stoi(port);
+  if (n.has("linger_s")) {
+    m.linger_s = n["linger_s"].as_double();
+    if (!(m.linger_s >= 0 && m.linger_s <= 1e6)) n["linger_s"].fail("linger_s must be in [0, 1000000] seconds");
+  }
+  return m;
+}
+
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
                "gpu_zero_copy_packets",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
-               "max_input_file_mb", "max_pool_memory_percent"});
+               "max_input_file_mb", "max_pool_memory_percent", "metrics"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -115,6 +140,7 @@ Settings parse_settings(const ConfigNode& n) {
   s.sched_p = positive("sched_p", s.sched_p, 1.0);
   s.sched_c_us = positive("sched_c_us", s.sched_c_us, 1e6);
   if (n.has("sched_fold_remainder")) s.sched_fold_remainder = n["sched_fold_remainder"].as_bool();
+  if (n.has("metrics")) s.metrics = parse_metrics(n["metrics"]);
   return s;
 }
 

@@ -35,6 +35,14 @@ struct Chain {
   }
 };
 
+// settings.metrics: the Prometheus endpoint (telemetry/metrics_server.h).
+struct MetricsSettings {
+  std::string host;     // "": no endpoint
+  int port = 0;         // 0: one the system picks (the startup line names it)
+  double linger_s = 0;  // after the run, serve the final figures this long (a signal ends it)
+  bool enabled() const { return !host.empty(); }
+};
+
 struct Settings {
   uint32_t batch_size = 2048;           // packets per batch
   uint32_t batches = 64;                // batches in the pool (allocated once)
@@ -58,6 +66,7 @@ struct Settings {
   uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1
   uint32_t max_input_file_mb = kDefaultMaxInputFileMb;      // per route/rule file, decompressed (core/text_file.h)
   uint32_t max_pool_memory_percent = 50;  // the batch pool's share of physical memory, at most
+  MetricsSettings metrics;
 };
 
 struct RuntimeConfig {

@@ -8,6 +8,8 @@
 #include <iostream>
 
 #include "chain/executor.h"
+#include "cli/html_report.h"
+#include "cli/metrics_endpoint.h"
 #include "cli/profile_command.h"
 #include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
@@ -26,7 +28,7 @@ constexpr int kExitRuntime = 1;
 constexpr int kExitConfig = 2;
 
 int cmd_run(const std::string& config, const std::string& backend_name, const std::string& report,
-            double duration, bool quiet) {
+            const std::string& report_html, double duration, bool quiet) {
   using namespace gpunfv;
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
@@ -77,16 +79,23 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                      f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
                      f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
+  MetricsEndpoint metrics(rc.settings.metrics, config, quiet);
+  opt.metrics = metrics.board();
   // Only now: a signal while the config loads still ends gpunfv at once, nothing has run yet.
   opt.stop = &install_stop_signals();
   RunStats stats = run(rc, opt);
   std::fputs(summary_table(stats).c_str(), stdout);
+  std::fflush(stdout);
+  const nlohmann::json json = report_json(stats);
   if (!report.empty()) {
     std::ofstream out(report);
     if (!out) throw ConfigError(report, "cannot write the report");
-    out << report_json(stats).dump(2) << "\n";
+    out << json.dump(2) << "\n";
   }
-  return stats.accounting_errors().empty() ? 0 : kExitRuntime;
+  int status = stats.accounting_errors().empty() ? 0 : kExitRuntime;
+  if (!report_html.empty() && render_html_report(json, report, report_html) != 0) status = kExitRuntime;
+  metrics.linger(*opt.stop);
+  return status;
 }
 
 }  // namespace
@@ -102,9 +111,10 @@ int main(int argc, char** argv) {
       "dropped with a named reason."};
   app.require_subcommand(1);
   app.footer("Examples:\n  gpunfv run examples/router.yaml\n"
-             "  gpunfv run examples/router-fulltable.yaml --backend gpu --duration 10 --report r.json");
+             "  gpunfv run examples/router-fulltable.yaml --backend gpu --duration 10 --report r.json\n"
+             "  gpunfv report r.json --html r.html");
 
-  std::string config, backend = "auto", report;
+  std::string config, backend = "auto", report, report_html;
   double duration = 0;
   bool quiet = false;
   CLI::App* run = app.add_subcommand("run", "Run the chains of a YAML configuration");
@@ -114,12 +124,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   run->add_option("--report", report, "Write a JSON report (counters, drops, latency) to FILE");
+  run->add_option("--report-html", report_html, "Write the report as an HTML page with plots to FILE");
   run->add_option("--duration", duration, "Stop after S seconds (default: when inputs end)")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("-q,--quiet", quiet, "No startup summary or progress lines");
 
   gpunfv::ProfileOptions profile_options;
   CLI::App* profile = gpunfv::add_profile_command(app, profile_options);
+  gpunfv::ReportOptions report_options;
+  CLI::App* report_cmd = gpunfv::add_report_command(app, report_options);
 
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",
@@ -133,9 +146,10 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitConfig;
   }
   if (profile->parsed()) return gpunfv::run_profile_command(profile_options);
+  if (report_cmd->parsed()) return gpunfv::run_report_command(report_options);
   if (!run->parsed()) return 0;
   try {
-    return cmd_run(config, backend, report, duration, quiet);
+    return cmd_run(config, backend, report, report_html, duration, quiet);
   } catch (const gpunfv::ConfigError& e) {
     std::fprintf(stderr, "gpunfv: error: %s\n", e.what());
     return kExitConfig;

@@ -12,13 +12,16 @@ namespace {
 
 // A signal handler may only touch lock-free atomics and call async-signal-safe functions.
 std::atomic<bool> stop_requested{false};
+std::atomic<bool> lingering{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 void on_stop_signal(int sig) {
   if (stop_requested.exchange(true)) _exit(128 + sig);
   const int saved_errno = errno;  // the interrupted code may be about to read it
   static const char msg[] = "\ngpunfv: stopping, draining what is in flight (signal again to quit now)\n";
-  const ssize_t written = write(STDERR_FILENO, msg, sizeof msg - 1);
+  static const char linger_msg[] = "\ngpunfv: no longer serving the final metrics\n";
+  const bool l = lingering.load();
+  const ssize_t written = write(STDERR_FILENO, l ? linger_msg : msg, (l ? sizeof linger_msg : sizeof msg) - 1);
   (void)written;  // nothing to do if stderr is gone
   errno = saved_errno;
 }
@@ -34,6 +37,11 @@ const std::atomic<bool>& install_stop_signals() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   return stop_requested;
+}
+
+void rearm_stop_signals_for_linger() {
+  lingering = true;
+  stop_requested = false;
 }
 
 }  // namespace gpunfv

@@ -9,5 +9,9 @@ namespace gpunfv {
 
 // Installs the handlers (sigaction) and returns the flag they set, for RunOptions::stop.
 const std::atomic<bool>& install_stop_signals();
+// After the run, before the metrics endpoint lingers (settings.metrics.linger_s): clears the
+// flag, so the next signal (the first, or the one after the one that stopped the run) ends the
+// linger cleanly instead of quitting at once.
+void rearm_stop_signals_for_linger();
 
 }  // namespace gpunfv

@@ -8,4 +8,10 @@ uint64_t DropCounts::total() const {
   return t;
 }
 
+DropCounts DropCounts::load_relaxed() const {
+  DropCounts d;
+  for (size_t r = 0; r < by_reason.size(); ++r) d.by_reason[r] = gpunfv::load_relaxed(by_reason[r]);
+  return d;
+}
+
 }  // namespace gpunfv

@@ -13,11 +13,27 @@
 
 namespace gpunfv {
 
+// A counter one thread writes while another reads it (the metrics endpoint, the per-second
+// time series): relaxed single-writer updates, which are plain loads and stores on x86, so the
+// writer pays nothing and the reader never sees a torn value.
+inline void add_relaxed(uint64_t& c, uint64_t n) {
+  std::atomic_ref<uint64_t> r(c);
+  r.store(r.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+inline uint64_t load_relaxed(const uint64_t& c) {
+  return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(c)).load(std::memory_order_relaxed);
+}
+
 struct DropCounts {
   std::array<uint64_t, kDropReasonCount> by_reason{};
-  void add(DropReason r, uint64_t n = 1) { by_reason[static_cast<size_t>(r)] += n; }
+  void add(DropReason r, uint64_t n = 1) { add_relaxed(by_reason[static_cast<size_t>(r)], n); }
   uint64_t total() const;
   uint64_t operator[](DropReason r) const { return by_reason[static_cast<size_t>(r)]; }
+  // A copy while the writing thread goes on counting.
+  DropCounts load_relaxed() const;
+  void merge(const DropCounts& o) {
+    for (size_t r = 0; r < by_reason.size(); ++r) by_reason[r] += o.by_reason[r];
+  }
 };
 
 // Per port. rx_* are written by the port's ingress thread, the rest by the egress thread;

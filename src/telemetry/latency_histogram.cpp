@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "telemetry/counters.h"
+
 namespace gpunfv {
 
 int LatencyHistogram::bucket_of(uint64_t ns) {
@@ -22,10 +24,11 @@ uint64_t LatencyHistogram::bucket_upper(int b) {
 }
 
 void LatencyHistogram::record(uint64_t ns, uint64_t n) {
-  buckets_[bucket_of(ns)] += n;
-  count_ += n;
-  max_ = std::max(max_, ns);
-  min_ = std::min(min_, ns);
+  add_relaxed(buckets_[bucket_of(ns)], n);
+  add_relaxed(sum_, ns * n);
+  add_relaxed(count_, n);
+  if (ns > max_) std::atomic_ref<uint64_t>(max_).store(ns, std::memory_order_relaxed);
+  if (ns < min_) std::atomic_ref<uint64_t>(min_).store(ns, std::memory_order_relaxed);
 }
 
 uint64_t LatencyHistogram::quantile(double q) const {
@@ -43,8 +46,22 @@ uint64_t LatencyHistogram::quantile(double q) const {
 void LatencyHistogram::merge(const LatencyHistogram& o) {
   for (int b = 0; b < kBuckets; ++b) buckets_[b] += o.buckets_[b];
   count_ += o.count_;
+  sum_ += o.sum_;
   max_ = std::max(max_, o.max_);
   min_ = std::min(min_, o.min_);
+}
+
+void LatencyHistogram::merge_relaxed(const LatencyHistogram& o) {
+  uint64_t n = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    const uint64_t v = load_relaxed(o.buckets_[b]);
+    buckets_[b] += v;
+    n += v;
+  }
+  count_ += n;
+  sum_ += load_relaxed(o.sum_);
+  max_ = std::max(max_, load_relaxed(o.max_));
+  min_ = std::min(min_, load_relaxed(o.min_));
 }
 
 }  // namespace gpunfv

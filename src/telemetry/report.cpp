@@ -130,6 +130,13 @@ std::string summary_table(const RunStats& s) {
   return out;
 }
 
+nlohmann::json latency_buckets_json(const LatencyHistogram& h) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int b = 0; b < LatencyHistogram::kBuckets; ++b)
+    if (h.bucket(b)) out.push_back({LatencyHistogram::bucket_upper(b), h.bucket(b)});
+  return out;
+}
+
 nlohmann::json report_json(const RunStats& s) {
   nlohmann::json j;
   j["config"] = s.config_file;
@@ -165,9 +172,12 @@ nlohmann::json report_json(const RunStats& s) {
   for (double q : {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999})
     cdf.push_back({q, s.latency.quantile(q)});
   j["latency_ns"]["cdf"] = cdf;
+  j["latency_ns"]["sum"] = s.latency.sum();
+  j["latency_ns"]["buckets"] = latency_buckets_json(s.latency);
   j["chains"] = s.chains;
   if (!s.scheduler.is_null()) j["scheduler"] = s.scheduler;
   if (!s.egress.is_null()) j["egress"] = s.egress;
+  if (!s.timeseries.is_null()) j["timeseries"] = s.timeseries;
   j["totals"] = {{"rx_packets", s.total_rx()}, {"tx_packets", s.total_tx()},
                  {"dropped", s.total_dropped()}};
   j["accounting_ok"] = s.accounting_errors().empty();

@@ -27,6 +27,7 @@ struct RunStats {
   nlohmann::json scheduler;                          // GPU sharing policy and allocations
   nlohmann::json egress;                             // egress threads and their CPU time
   std::vector<nlohmann::json> forward_reports;       // one per `forward:` entry (io/forward)
+  nlohmann::json timeseries;                         // one sample a second (telemetry/timeseries.h)
 
   uint64_t total_rx() const;
   uint64_t total_tx() const;
