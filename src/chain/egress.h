@@ -33,7 +33,7 @@
 #include "chain/batch_shape.h"
 #include "chain/runtime_config.h"
 #include "core/batch.h"
-#include "telemetry/run_stats.h"
+#include "chain/run_stats.h"
 
 namespace gpunfv {
 

@@ -20,8 +20,7 @@
 #include "core/blocking_queue.h"
 #include "core/clock.h"
 #include "core/thread_name.h"
-#include "io/forward/forward_threads.h"
-#include "telemetry/report.h"
+#include "chain/forward_threads.h"
 
 namespace gpunfv {
 
@@ -452,8 +451,7 @@ class Pipeline {
       s.in_flight = in_flight_.load();
       s.batches = rc_.settings.batches;
       s.detail = stage_->allocation_line();
-      std::fputs(format_progress(s).c_str(), opt_.progress);
-      std::fflush(opt_.progress);
+      opt_.progress(s);
       last_rx = rx, last_tx = tx, last_rxb = rxb, last_txb = txb, last_t = now;
     }
   }

@@ -26,7 +26,7 @@
 
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
-#include "chain/gpu_sharing.h"
+#include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
 #include "chain/processing_stage.h"
 #include "chain/ring_batch_transfer.h"

@@ -33,7 +33,11 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
   const bool automatic = backend_name == "auto";
   opt.backend = backend_name == "gpu" || (automatic && cuda_device_available()) ? Backend::gpu : Backend::cpu;
   opt.duration_s = duration;
-  opt.progress = quiet ? nullptr : stderr;
+  if (!quiet)
+    opt.progress = [](const ProgressSample& s) {
+      std::fputs(format_progress(s).c_str(), stderr);
+      std::fflush(stderr);
+    };
 
   if (!quiet) {
     std::fprintf(stderr, "gpunfv: %s, %zu port(s), %zu NF(s), %zu chain(s), %s backend%s\n",

@@ -134,7 +134,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
 
   ProfileResult res;
   res.device = device;
-  // As the executor plans (chain/gpu_sharing.cpp): with one chain, and unless the settings say
+  // As the executor plans (sched/gpu_sharing.cpp): with one chain, and unless the settings say
   // otherwise, gnet folds the SMs below a step into one NF.
   res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms,
                                  rc.settings.sched_fold_remainder && rc.chains.size() == 1}
@@ -222,7 +222,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
     }
   }
   SchedParams params;
-  params.transfer_once = true;  // as the executor plans (chain/gpu_sharing.cpp)
+  params.transfer_once = true;  // as the executor plans (sched/gpu_sharing.cpp)
   params.max_batch = rc.settings.batch_size;
   params.latency_bound_s = rc.settings.latency_bound_us * 1e-6;
   params.P = rc.settings.sched_p;
