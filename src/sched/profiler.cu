@@ -166,8 +166,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
                                cudaMemcpyHostToDevice));
         run_node_cpu(rc, *chain, sv, static_cast<uint8_t>(k));
       }
-      for (auto& f : rc.nfs)
-        if (f->type() == "ipsec") f->prepare(Backend::cpu);  // SA state back to the start
+      for (auto& f : rc.nfs) f->rewind(Backend::cpu);  // e.g. IPsec's SA state back to the start
     }
     const std::vector<Sample> transfer = time_transfers(o, part, layout, host, work);
 
@@ -217,8 +216,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
         std::fprintf(log, "  %s (%s) %u B: k1 %.3f ns/pkt, b1 %.2f us, R2 %.4f\n", e.nf_name.c_str(),
                      e.nf_type.c_str(), size, e.model.k1 * 1e9, e.model.b1 * 1e6, e.kernel_fit.r2);
       store.add(std::move(e));
-      for (auto& f : rc.nfs)
-        if (f->type() == "ipsec") f->prepare(Backend::gpu);  // SA state back to the start
+      for (auto& f : rc.nfs) f->rewind(Backend::gpu);  // e.g. IPsec's SA state back to the start
     }
   }
   SchedParams params;
