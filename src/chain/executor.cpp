@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/thread_name.h"
 #include "chain/forward_threads.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -49,7 +50,7 @@ void offer_device_counts(const RuntimeConfig& rc) {
 // brings every batch back whole, to measure the difference.
 std::vector<bool> egress_only_chains(const RuntimeConfig& rc) {
   std::vector<bool> out(rc.chains.size(), false);
-  if (const char* e = std::getenv("GPUNFV_DEBUG_FULL_DOWNLOAD"); e && e[0] == '1') return out;
+  if (debug_switches().full_download) return out;
   for (size_t c = 0; c < rc.chains.size(); ++c)
     out[c] = std::none_of(rc.chains[c].path.begin(), rc.chains[c].path.end(),
                           [&](uint16_t nf) { return rc.nfs[nf]->collects(); });

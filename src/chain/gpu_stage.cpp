@@ -37,6 +37,7 @@
 #include "gpu/device_buffer.h"
 #include "gpu/device_preflight.h"
 #include "gpu/stream.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -87,10 +88,10 @@ class GpuStage final : public ProcessingStage {
     sharing_ = std::make_unique<GpuSharing>(rc);
     batches_closed_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
     batches_full_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
-    if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
-    if (const char* e = std::getenv("GPUNFV_DEBUG_UPLOAD_PREFIX")) upload_prefix_ = e[0] == '1';
-    if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
-      debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
+    const DebugSwitches debug = debug_switches();
+    counts_by_copy_ = debug.counts_by_copy;
+    upload_prefix_ = debug.upload_prefix;
+    debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));

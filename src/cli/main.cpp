@@ -12,6 +12,7 @@
 #include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
 #include "chain/runtime_config.h"
+#include "core/debug_switches.h"
 #include "core/error.h"
 #include "gpu/device.h"
 #include "telemetry/report.h"
@@ -28,6 +29,7 @@ constexpr int kExitConfig = 2;
 int cmd_run(const std::string& config, const std::string& backend_name, const std::string& report,
             double duration, bool quiet) {
   using namespace gpunfv;
+  debug_switches();  // a mistyped switch stops the run before anything starts
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
   const bool automatic = backend_name == "auto";
