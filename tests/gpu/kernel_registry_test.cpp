@@ -130,7 +130,7 @@ bool names_template_parameter(const std::string& text, const std::string& args) 
 
 TEST(KernelRegistry, EveryConcreteLaunchIsRegistered) {
   // kernel<args><<<: a template instance named at its launch (nids_kernel<8>); instances made
-  // inside a launch helper's template (ring_pairs_kernel<View, Fn>) are covered by the helper's
+  // inside a launch helper's template (ring_pairs_kernel<Hook>) are covered by the helper's
   // callers' registrations and by their base name above.
   static const std::regex launch(R"((\w+)\s*(<[^<>;()]*>)?\s*<<<)");
   // launch_per_packet(..., LogicType{}, ...): per_packet_kernel<View, LogicType> (per_packet_kernel.cuh).
