@@ -50,7 +50,7 @@ std::string header() {
   // latency: the NIC's rx DMA (arrival -> data and descriptor in GPU memory), the GPU side
   // (-> the tx tail write covering it read by the NIC), the NIC's tx DMA (-> sent). "on GPU":
   // the GPU side timed on the GPU itself (rx taking the packet -> its tx tail write), without
-  // the emulator's polling (io/gpuring/gpu_latency.h).
+  // the emulator's polling (io/gpuring/ring/gpu_latency.h).
   // "rx blocked": share of the run the emulator's rx thread waited for its copy engine;
   // "limit" (unpaced rows): what held the rate, by limit_of's rule.
   return "| path | NIC DMA | rings | size | batch | t/o ns | wb | load | offered Mpps | Mpps | x copy engine | lost | "

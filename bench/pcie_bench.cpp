@@ -32,7 +32,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
-#include "gpu/host_memory.h"
+#include "core/host_memory.h"
 #endif
 
 namespace {

@@ -39,7 +39,7 @@ if(GPUNFV_DPDK_PORT AND DPDK_FOUND)
                                 ${CMAKE_CURRENT_SOURCE_DIR}/src/io/forward/forward_bursts.cpp
                                 ${CMAKE_CURRENT_SOURCE_DIR}/bench/forward_bench/bare_io_loop.cpp
                                 ${CMAKE_CURRENT_SOURCE_DIR}/src/io/dpdk_eal.cpp
-                                ${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/dpdk_nic.cpp PROPERTIES
+                                ${CMAKE_CURRENT_SOURCE_DIR}/src/io/gpuring/nic/dpdk_nic.cpp PROPERTIES
       INCLUDE_DIRECTORIES "${DPDK_INCLUDE_DIRS}"
       COMPILE_OPTIONS "${DPDK_CFLAGS_OTHER};-Wno-volatile;$<$<CXX_COMPILER_ID:GNU>:-mno-stv>")
     # -mno-stv: with DPDK's -march (SSE4.1 and up) GCC's scalar-to-vector pass turns the burst

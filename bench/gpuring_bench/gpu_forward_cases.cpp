@@ -13,6 +13,8 @@
 #include "gpuring_cases.h"
 #include "io/discard_port.h"
 #include "io/generator_port.h"
+#include "chain/ring_nf_hook.h"
+#include "chain/ring_nf_runners.h"
 #include "io/gpuring/forward_session.h"
 
 namespace gpunfv::bench::gpuring {
@@ -79,9 +81,9 @@ FwdRow run_case(const FwdCase& c, const ForwardSweep& sw) {
   const double cpu0 = process_cpu_seconds();
   const uint64_t t0 = monotonic_ns();
   if (host)
-    s.start_host(0, gr::PassThroughView{}, gr::PassThrough{});
+    s.start_host(0, nf_hook(gr::PassThroughView{}, gr::PassThrough{}));
   else
-    s.start_gpu(0, gr::NfHook{});
+    start_gpu(s, 0, gr::NfHook{});
   row.rep = s.finish(sw.case_timeout_s);
   const double wall = double(monotonic_ns() - t0) / 1e9;
   const double cpu = process_cpu_seconds() - cpu0;

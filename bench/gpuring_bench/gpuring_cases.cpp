@@ -12,10 +12,12 @@
 #include "core/clock.h"
 #include "io/discard_port.h"
 #include "io/generator_port.h"
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/rss.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/nic_emu/rss.h"
+#include "chain/ring_nf_hook.h"
+#include "chain/ring_nf_runners.h"
 #include "io/gpuring/ring_session.h"
-#include "io/gpuring/staged_path.h"
+#include "gpuring_bench/staged_path.h"
 
 namespace gpunfv::bench::gpuring {
 
@@ -129,9 +131,9 @@ Result run_ring_case(const Case& c, const Env& env) {
   const double cpu0 = process_cpu_seconds();
   const uint64_t t0 = monotonic_ns();
   if (env.host)
-    s.start_host(0, gr::PassThroughView{}, gr::PassThrough{});
+    s.start_host(0, nf_hook(gr::PassThroughView{}, gr::PassThrough{}));
   else
-    s.start_gpu(0, env.hook);
+    start_gpu(s, 0, env.hook);
   gr::RingRunReport rep = s.finish(env.case_timeout_s);
   const double wall = double(monotonic_ns() - t0) / 1e9;
   const double cpu = process_cpu_seconds() - cpu0;

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/gpu_latency.h"
-#include "io/gpuring/gpu_ring_runner.h"
-#include "io/gpuring/nic_emulator.h"
-#include "io/gpuring/ring_params.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/ring/gpu_latency.h"
+#include "chain/ring_nf_runners.h"
+#include "io/gpuring/nic_emu/nic_emulator.h"
+#include "io/gpuring/ring/ring_params.h"
 #include "io/port_factory.h"
 
 namespace gpunfv::bench::gpuring {

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "io/gpuring/descriptors.h"
-#include "io/gpuring/dma_engine.h"
+#include "io/gpuring/ring/descriptors.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
 
 namespace {
 
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   *stop = 1;
   CK(cudaDeviceSynchronize());
 
-  // The emulator's engines (io/gpuring/dma_engine.h) doing an rx step and a tx step, on an idle
+  // The emulator's engines (io/gpuring/nic_emu/dma_engine.h) doing an rx step and a tx step, on an idle
   // GPU: the floor under the emulator's rx and tx DMA latency.
   std::printf("## The emulator's DMA engines, one step outstanding (idle GPU)\n\n"
               "| engine | step | latency p50 us | p99 us | issue us (CPU) | back to back, k steps/s |\n"

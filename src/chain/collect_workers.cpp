@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/thread_name.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -15,7 +16,7 @@ CollectWorkers::CollectWorkers(const RuntimeConfig& rc, Release release)
     : rc_(rc), release_(std::move(release)) {
   // GPUNFV_DEBUG_SKIP_COLLECT=1 runs no NF's collect(): the NFs' counters stay at zero. Only to
   // measure what the host's collect work costs a chain's rate.
-  if (const char* e = std::getenv("GPUNFV_DEBUG_SKIP_COLLECT")) skip_all_ = e[0] == '1';
+  skip_all_ = debug_switches().skip_collect;
   for (size_t nf = 0; nf < rc.nfs.size(); ++nf) {
     first_worker_.push_back(workers_.size());
     const uint32_t shards = std::max<uint32_t>(1, rc.nfs[nf]->collect_shards());

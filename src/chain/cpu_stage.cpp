@@ -16,6 +16,7 @@
 #include "chain/processing_stage.h"
 #include "core/clock.h"
 #include "core/thread_name.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -45,7 +46,7 @@ class CpuStage final : public ProcessingStage {
     } else {
       for (uint32_t w = 0; w < workers_; ++w) threads_.emplace_back([this] { work(-1, -1); });
     }
-    if (std::getenv("GPUNFV_DEBUG_FLOW"))
+    if (debug_switches().flow)
       threads_.emplace_back([this] {
         while (!stopping_) {
           std::this_thread::sleep_for(std::chrono::seconds(1));

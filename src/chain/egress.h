@@ -18,7 +18,7 @@
 //
 // Counters: per-port drops by reason and per-NF counts are kept per thread and added into the
 // RunStats by finish(); the atomic totals (tx, forwarded, dropped) are live for the progress line.
-// The per-thread counters are written with relaxed single-writer stores (telemetry/counters.h),
+// The per-thread counters are written with relaxed single-writer stores (core/counters.h),
 // so live() can add them up while the threads run (the metrics endpoint, the time series).
 //
 // Errors: a batch whose metadata arrays are shorter than its count is a std::logic_error on an
@@ -35,7 +35,7 @@
 #include "chain/batch_shape.h"
 #include "chain/runtime_config.h"
 #include "core/batch.h"
-#include "telemetry/run_stats.h"
+#include "chain/run_stats.h"
 
 namespace gpunfv {
 

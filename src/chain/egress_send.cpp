@@ -6,7 +6,7 @@
 #include "chain/egress_impl.h"
 #include "chain/gpuring_feed.h"
 #include "core/clock.h"
-#include "io/gpuring/ring_batches.h"
+#include "io/gpuring/loops/ring_batches.h"
 
 namespace gpunfv {
 

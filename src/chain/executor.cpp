@@ -21,9 +21,9 @@
 #include "core/blocking_queue.h"
 #include "core/clock.h"
 #include "core/thread_name.h"
-#include "io/forward/forward_threads.h"
-#include "telemetry/report.h"
-#include "telemetry/timeseries.h"
+#include "chain/forward_threads.h"
+#include "core/debug_switches.h"
+#include "chain/timeseries.h"
 
 namespace gpunfv {
 
@@ -52,7 +52,7 @@ void offer_device_counts(const RuntimeConfig& rc) {
 // brings every batch back whole, to measure the difference.
 std::vector<bool> egress_only_chains(const RuntimeConfig& rc) {
   std::vector<bool> out(rc.chains.size(), false);
-  if (const char* e = std::getenv("GPUNFV_DEBUG_FULL_DOWNLOAD"); e && e[0] == '1') return out;
+  if (debug_switches().full_download) return out;
   for (size_t c = 0; c < rc.chains.size(); ++c)
     out[c] = std::none_of(rc.chains[c].path.begin(), rc.chains[c].path.end(),
                           [&](uint16_t nf) { return rc.nfs[nf]->collects(); });
@@ -450,7 +450,7 @@ class Pipeline {
     return live_metrics({rc_, stats_, *egress_, *stage_, opt_.backend, t0_});
   }
 
-  // One time-series sample a second, on the second since the start (telemetry/timeseries.h).
+  // One time-series sample a second, on the second since the start (chain/timeseries.h).
   void sample_loop() {
     set_thread_name("gn-sampler");
     for (uint64_t k = 1;; ++k) {
@@ -492,8 +492,7 @@ class Pipeline {
       s.in_flight = in_flight_.load();
       s.batches = rc_.settings.batches;
       s.detail = stage_->allocation_line();
-      std::fputs(format_progress(s).c_str(), opt_.progress);
-      std::fflush(opt_.progress);
+      opt_.progress(s);
       last_rx = rx, last_tx = tx, last_rxb = rxb, last_txb = txb, last_t = now;
     }
   }

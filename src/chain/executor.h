@@ -11,18 +11,20 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 
 #include "chain/runtime_config.h"
 #include "nf/network_function.h"
-#include "telemetry/metrics_board.h"
-#include "telemetry/run_stats.h"
+#include "chain/run_stats.h"
+#include "chain/metrics_board.h"
 
 namespace gpunfv {
 
 struct RunOptions {
   Backend backend = Backend::cpu;
   double duration_s = 0;          // 0: until every ingress port is exhausted
-  std::FILE* progress = stderr;   // nullptr: no progress lines
+  // Called once a second on a thread of the run with the counters so far; empty: not called.
+  std::function<void(const ProgressSample&)> progress;
   // Once true (the CLI sets it on SIGINT/SIGTERM), the run ends as at its deadline: ports stop,
   // what is in flight drains, and run() returns the full stats.
   const std::atomic<bool>* stop = nullptr;

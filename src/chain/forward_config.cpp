@@ -11,6 +11,25 @@ namespace gpunfv {
 
 namespace {
 
+// Runs the router's per-packet logic on one frame in place, through a one-packet batch view
+// over the frame's own buffer (an mbuf, a UMEM frame or a batch slot).
+DropReason route_frame(const RouterView& rv, uint8_t* frame, uint32_t len) {
+  PacketHeaders h{};
+  IsoSpan<uint8_t> data(frame, len);
+  DropReason r = parse_headers(IsoSpan<const uint8_t>(frame, len), h);
+  if (r != DropReason::none) return r;
+  uint16_t len16 = uint16_t(len), out = kNoPort, port = 0;
+  BatchView v{};
+  v.count = v.capacity = 1;
+  v.stride = len;
+  v.data = data;
+  v.len = IsoSpan<uint16_t>(&len16, 1);
+  v.port = IsoSpan<uint16_t>(&port, 1);
+  v.out_port = IsoSpan<uint16_t>(&out, 1);
+  v.headers = IsoSpan<PacketHeaders>(&h, 1);
+  return RouterLogic{}(rv, PacketRef(v, 0));
+}
+
 // The route of a forward is a Router built from the same `routes:` forms, so the table,
 // the file formats and their errors are the router's own.
 std::shared_ptr<const Router> build_route(const ConfigNode& route, const ForwardSpec& spec,
@@ -59,6 +78,11 @@ void check_ring_forward(const ConfigNode& n, const GpuRingPort& a, const GpuRing
 
 }  // namespace
 
+FrameHook route_hook(std::shared_ptr<const Router> route) {
+  // The forward's Router outlives the run (the spec holds it); the view reads its host tables.
+  return [route](uint8_t* frame, uint32_t len) { return route_frame(route->host_view(), frame, len); };
+}
+
 std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& port_id_of,
                                         const std::vector<std::unique_ptr<Port>>& ports) {
   std::vector<ForwardSpec> out;
@@ -91,7 +115,10 @@ std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& 
     s.burst = uint32_t(n.int_or("burst", s.burst, 1, kMaxForwardBurst));
     s.latency_sample = uint32_t(n.int_or("latency_sample", s.latency_sample, 1, 1 << 20));
     if (auto i = n.get("integrity")) s.integrity = i->as_bool();
-    if (auto r = n.get("route")) s.route = build_route(*r, s, port_id_of);
+    if (auto r = n.get("route")) {
+      s.route = build_route(*r, s, port_id_of);
+      s.hook = route_hook(s.route);
+    }
     if (auto c = n.get("count_bytes")) {
       const std::string v = c->as_string();
       if (v == "off")

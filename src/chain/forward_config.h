@@ -23,7 +23,7 @@
 //                               # the loop reads no frame at all, as dpdk-testpmd io. off only
 //                               # for a plain zero-copy forward (no route, no integrity).
 //       variant: wr             # only between two gpuring ports: wr | rd | bn (default rd),
-//                               # see io/gpuring/forward_rings.h
+//                               # see io/gpuring/loops/forward_rings.h
 //
 // Between two gpuring ports the forward runs on their rings (chain/gpuring_forward.h): both
 // ports need the same ring shape (rings, ring_size, slot_bytes, slots_per_ring, tail_batch,
@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "core/config_node.h"
+#include "io/forward/forward_params.h"
 #include "io/port.h"
 #include "nf/router/route_file.h"
 
@@ -50,30 +51,16 @@ namespace gpunfv {
 
 class Router;
 
-enum class ForwardMode : uint8_t { zerocopy, copy };
-// Byte counting of a forward (`count_bytes:`): exact, or off (not counted, reported as such).
-enum class ByteCounting : uint8_t { exact, off };
-
-// The largest `burst:` (frames per rx poll); a forward loop's burst array is this long.
-constexpr uint32_t kMaxForwardBurst = 256;
-
-struct ForwardSpec {
-  std::string name;  // "from=>to"
-  uint16_t from = 0, to = 0;
-  ForwardMode mode = ForwardMode::zerocopy;
+// A forward's parameters (io/forward/forward_params.h) and what only this layer knows: its
+// router. With a route, `hook` runs the router on each frame (route_hook).
+struct ForwardSpec : ForwardParams {
   std::shared_ptr<const Router> route;  // null: no routing
-  uint32_t descriptor_batch = 8;
-  uint32_t flush_us = 20;
-  uint32_t burst = 32;
-  // One rx burst in this many is timed (burst-native loop). 64: the two TSC reads of a timed
-  // burst were about 6% of a one-core loop's time at 16 (bench/probes/pc_sampler.c on the H200
-  // host), about 1.5% at 64, and 64 still times some 100,000 bursts a second at 200 Mpps.
-  uint32_t latency_sample = 64;
-  bool integrity = false;
-  ByteCounting count_bytes = ByteCounting::exact;
   std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
   bool on_rings = false;    // between two gpuring ports: runs on their rings
 };
+
+// The host forward loop's hook for `route`: the router's per-packet logic on one frame in place.
+FrameHook route_hook(std::shared_ptr<const Router> route);
 
 // Parses `forward:` (a sequence). `ports` are the built ports, index = id.
 std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& port_id_of,

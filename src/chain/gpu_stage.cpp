@@ -33,7 +33,7 @@
 
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
-#include "chain/gpu_sharing.h"
+#include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
 #include "chain/processing_stage.h"
 #include "chain/ring_batch_transfer.h"
@@ -44,6 +44,7 @@
 #include "gpu/device_buffer.h"
 #include "gpu/device_preflight.h"
 #include "gpu/stream.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -94,12 +95,12 @@ class GpuStage final : public ProcessingStage {
     sharing_ = std::make_unique<GpuSharing>(rc);
     batches_closed_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
     batches_full_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
+    const DebugSwitches debug = debug_switches();
+    counts_by_copy_ = debug.counts_by_copy;
+    upload_prefix_ = debug.upload_prefix;
+    debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
-    if (const char* e = std::getenv("GPUNFV_DEBUG_COUNTS_BY_COPY")) counts_by_copy_ = e[0] == '1';
-    if (const char* e = std::getenv("GPUNFV_DEBUG_UPLOAD_PREFIX")) upload_prefix_ = e[0] == '1';
     fused_ = rc.settings.gpu_pipeline == "fused";
-    if (const char* e = std::getenv("GPUNFV_DEBUG_REPLAN_MS"))
-      debug_replan_ns_ = std::strtoull(e, nullptr, 10) * 1'000'000ull;
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));

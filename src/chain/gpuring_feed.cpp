@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "gpu/persistent_kernel_guard.h"
 #include "io/gpuring/gpuring_port.h"
-#include "io/gpuring/kernel_loading.h"
+#include "io/gpuring/loops/kernel_loading.h"
 
 namespace gpunfv {
 
@@ -360,7 +360,7 @@ std::string GpuRingFeed::finish(PortCounters& pc) {
     line += fmt::format("; NIC in-to-out latency p50 {:.1f} us p99 {:.1f} us", p50, p99);
   }
   // The ring port's own share: rx taking a packet to the tx tail write announcing it, the chain
-  // in between, timed by the loops' clock (io/gpuring/gpu_latency.h).
+  // in between, timed by the loops' clock (io/gpuring/ring/gpu_latency.h).
   const gpuring::GpuLatencySummary own = gpuring::summarize_gpu_latency(rings_->snapshot().latency);
   if (own.count)
     line += fmt::format("; rx-to-tx-tail p50 {:.1f} us p99 {:.1f} us over {} frames", own.p50_ns / 1e3,

@@ -1,5 +1,5 @@
 // GpuRingFeed: a `type: gpuring` port feeding a chain (the chain's `from`). The port's rings run
-// in batch mode (io/gpuring/ring_batches.h): the rx loops hand received packets, still in
+// in batch mode (io/gpuring/loops/ring_batches.h): the rx loops hand received packets, still in
 // their ring slots, to the chain as batches; the executor's ingress takes them instead of
 // calling rx_burst, the chain runs on them in place (BatchView::slot_index), egress accounts
 // every packet as for any port and hands the batch back; the tx loops then post descriptors
@@ -36,13 +36,13 @@
 // progress, the drain) runs under a HangWatchdog that ends the process with the ring registers,
 // the NIC emulator's progress and those late calls.
 //
-// With `nic:` (a real 82599, io/gpuring/dpdk_nic.h) there is no emulator, source or sink: the
+// With `nic:` (a real 82599, io/gpuring/nic/dpdk_nic.h) there is no emulator, source or sink: the
 // NIC is attached to the device rings before the loops start (its preconditions are checked
 // before any GPU memory is taken) and detached after they exit; the run ends at its deadline
 // (--duration, required: check_run_ends). Untested: no NIC that can DMA into GPU memory was available.
 //
 // Timestamps: rx_ns is when the rx loop took the packet, on CLOCK_MONOTONIC (the device clock is
-// mapped through offsets measured at start, io/gpuring/ring_clock.h), so latency = egress -
+// mapped through offsets measured at start, io/gpuring/ring/ring_clock.h), so latency = egress -
 // rx_ns; wire_ns (the capture time a pcap sink writes) is the same moment in UNIX time.
 //
 // Errors: ConfigError for unsupported combinations; the RingSet/RingBatches/GPU errors
@@ -58,15 +58,15 @@
 #include "chain/ring_egress_copy.h"
 #include "chain/runtime_config.h"
 #include "gpu/device_preflight.h"
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/dpdk_nic.h"
-#include "io/gpuring/gpu_ring_batch_runner.h"
-#include "io/gpuring/hang_watchdog.h"
-#include "io/gpuring/host_ring_batch_runner.h"
-#include "io/gpuring/nic_emulator.h"
-#include "io/gpuring/ring_batches.h"
-#include "io/gpuring/ring_clock.h"
-#include "telemetry/counters.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/nic/dpdk_nic.h"
+#include "io/gpuring/loops/gpu_ring_batch_runner.h"
+#include "io/gpuring/loops/hang_watchdog.h"
+#include "io/gpuring/loops/host_ring_batch_runner.h"
+#include "io/gpuring/nic_emu/nic_emulator.h"
+#include "io/gpuring/loops/ring_batches.h"
+#include "io/gpuring/ring/ring_clock.h"
+#include "core/counters.h"
 
 namespace gpunfv {
 

@@ -8,10 +8,12 @@
 
 #include "core/error.h"
 #include "gpu/device.h"
+#include "chain/ring_nf_hook.h"
+#include "chain/ring_nf_runners.h"
 #include "io/gpuring/forward_session.h"
 #include "io/gpuring/gpuring_port.h"
 #include "nf/router/router.h"
-#include "telemetry/latency_histogram.h"
+#include "core/latency_histogram.h"
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
 #endif
@@ -168,11 +170,11 @@ void GpuRingForwards::start() {
   for (auto& f : forwards_) {
     const uint16_t port = f->spec->from;  // the packets' ingress port, for the router
     if (f->on_gpu())
-      f->session->start_gpu(port, f->hook);
+      gr::start_gpu(*f->session, port, f->hook);
     else if (f->spec->route)
-      f->session->start_host(port, f->spec->route->host_view(), RouterLogic{});
+      f->session->start_host(port, gr::nf_hook(f->spec->route->host_view(), RouterLogic{}));
     else
-      f->session->start_host(port, gr::PassThroughView{}, gr::PassThrough{});
+      f->session->start_host(port, gr::nf_hook(gr::PassThroughView{}, gr::PassThrough{}));
   }
   if (!forwards_.empty()) monitor_ = std::thread([this] { monitor_loop(); });
 }

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "chain/runtime_config.h"
-#include "telemetry/run_stats.h"
+#include "chain/run_stats.h"
 
 namespace gpunfv {
 

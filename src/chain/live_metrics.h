@@ -11,7 +11,7 @@
 #include "chain/processing_stage.h"
 #include "chain/runtime_config.h"
 #include "nf/network_function.h"
-#include "telemetry/metrics_snapshot.h"
+#include "chain/metrics_snapshot.h"
 
 namespace gpunfv {
 

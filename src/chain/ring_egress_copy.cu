@@ -57,7 +57,7 @@ RingEgressCopy::RingEgressCopy(uint32_t capacity, uint32_t slot_bytes) : impl_(s
   GPUNFV_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&m.host_rows), rows, cudaHostAllocDefault));
   GPUNFV_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&m.host_list), capacity * sizeof(uint32_t), cudaHostAllocDefault));
   // Loaded now, not at its first launch: a lazily loaded kernel may wait for the running ring
-  // kernel (io/gpuring/persistent_kernel.cuh).
+  // kernel (io/gpuring/loops/persistent_kernel.cuh).
   cudaFuncAttributes attr{};
   GPUNFV_CUDA(cudaFuncGetAttributes(&attr, gather_frames_kernel));
 }

@@ -14,6 +14,7 @@
 #include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
 #include "chain/runtime_config.h"
+#include "core/debug_switches.h"
 #include "core/error.h"
 #include "gpu/device.h"
 #include "telemetry/report.h"
@@ -30,12 +31,17 @@ constexpr int kExitConfig = 2;
 int cmd_run(const std::string& config, const std::string& backend_name, const std::string& report,
             const std::string& report_html, double duration, bool quiet) {
   using namespace gpunfv;
+  debug_switches();  // a mistyped switch stops the run before anything starts
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
   const bool automatic = backend_name == "auto";
   opt.backend = backend_name == "gpu" || (automatic && cuda_device_available()) ? Backend::gpu : Backend::cpu;
   opt.duration_s = duration;
-  opt.progress = quiet ? nullptr : stderr;
+  if (!quiet)
+    opt.progress = [](const ProgressSample& s) {
+      std::fputs(format_progress(s).c_str(), stderr);
+      std::fflush(stderr);
+    };
 
   if (!quiet) {
     std::fprintf(stderr, "gpunfv: %s, %zu port(s), %zu NF(s), %zu chain(s), %s backend%s\n",

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "chain/runtime_config.h"
-#include "telemetry/metrics_board.h"
+#include "chain/metrics_board.h"
 #include "telemetry/metrics_server.h"
 
 namespace gpunfv {

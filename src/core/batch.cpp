@@ -5,7 +5,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "gpu/host_memory.h"
+#include "core/host_memory.h"
 
 namespace gpunfv {
 

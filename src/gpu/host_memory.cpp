@@ -1,4 +1,4 @@
-#include "gpu/host_memory.h"
+#include "core/host_memory.h"
 
 #include "gpu/persistent_kernel_guard.h"
 

@@ -1,6 +1,6 @@
 // KernelRegistry: every __global__ kernel of the library, registered by the .cu file that
 // defines or instantiates it (GPUNFV_REGISTER_KERNEL next to the kernel). Work that must not
-// set anything up once a persistent kernel spins (io/gpuring/device_preflight.h) loads them all
+// set anything up once a persistent kernel spins (gpu/device_preflight.h) loads them all
 // beforehand and sizes local memory for the largest; tests/gpu/kernel_registry_test.cpp checks,
 // on the host, that no kernel in src/ was left out, so a new kernel cannot silently be loaded
 // for the first time beside the ring kernel.

@@ -2,7 +2,7 @@
 // make a set-up call wait for the device to go idle (allocating device or pinned memory,
 // creating streams and events, growing local memory, loading a module), and with a kernel that
 // never exits that wait never ends; everything queued behind it stops too. So every such
-// resource is made before the ring kernel starts (io/gpuring/device_preflight.h, the GPU
+// resource is made before the ring kernel starts (gpu/device_preflight.h, the GPU
 // stage's prepare_for_persistent_kernels), and the places that make them call
 // note_cuda_setup(): while a PersistentKernelScope is held, a call is counted and warned about
 // once per kind on stderr, so a GPU run names the late call instead of only hanging. The count

@@ -10,6 +10,7 @@
 #include "gpu/device.h"
 #include "gpu/kernel_registry.h"
 #include "gpu/stream.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -102,7 +103,7 @@ SmInfo query_sm_info(int device) {
     info.why_not = "the driver lacks " + d.missing + " (green contexts need a CUDA 12.5+ driver)";
     return info;
   }
-  if (const char* off = std::getenv("GPUNFV_NO_GREEN_CONTEXTS"); off && *off && *off != '0') {
+  if (debug_switches().no_green_contexts) {
     info.why_not = "GPUNFV_NO_GREEN_CONTEXTS is set";
     return info;
   }

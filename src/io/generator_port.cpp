@@ -5,7 +5,7 @@
 #endif
 
 #include "core/internet_checksum.h"
-#include "io/gpuring/toeplitz.h"
+#include "io/gpuring/nic_emu/toeplitz.h"
 
 #include <fmt/core.h>
 #include <time.h>

@@ -43,6 +43,10 @@ class NetworkFunction {
 
   // Builds backend state once before packets flow (e.g. uploads tables to the device).
   virtual void prepare(Backend backend) = 0;
+  // Puts the state packets advance (sequence numbers, replay windows) back where prepare() left
+  // it, so the same packets can run again with the same results: `gpunfv profile` runs one
+  // batch many times. Default: an NF whose packets advance no state has nothing to put back.
+  virtual void rewind(Backend backend) {}
 
   // CPU backend: runs the NF on packets [begin, end) of `b` whose next_nf equals `position`
   // and whose verdict is none. Thread-safe: workers call it concurrently on disjoint ranges.

@@ -1,6 +1,6 @@
 // The framework's per-packet driver on the CPU: one source, the NF's __host__ __device__
 // function `Fn(view, PacketRef) -> DropReason`, applied to the packets that are at this NF.
-// The GPU twin is gpu/per_packet_kernel.cuh; both keep the same rule for next_nf and verdict.
+// The GPU twin is nf/per_packet_kernel.cuh; both keep the same rule for next_nf and verdict.
 #pragma once
 
 #include "core/batch.h"

@@ -134,7 +134,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
 
   ProfileResult res;
   res.device = device;
-  // As the executor plans (chain/gpu_sharing.cpp): with one chain, and unless the settings say
+  // As the executor plans (sched/gpu_sharing.cpp): with one chain, and unless the settings say
   // otherwise, gnet folds the SMs below a step into one NF.
   res.budget = green ? GpuBudget{info.total_sms, info.min_sms, info.align_sms,
                                  rc.settings.sched_fold_remainder && rc.chains.size() == 1}
@@ -166,8 +166,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
                                cudaMemcpyHostToDevice));
         run_node_cpu(rc, *chain, sv, static_cast<uint8_t>(k));
       }
-      for (auto& f : rc.nfs)
-        if (f->type() == "ipsec") f->prepare(Backend::cpu);  // SA state back to the start
+      for (auto& f : rc.nfs) f->rewind(Backend::cpu);  // e.g. IPsec's SA state back to the start
     }
     const std::vector<Sample> transfer = time_transfers(o, part, layout, host, work);
 
@@ -217,12 +216,11 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
         std::fprintf(log, "  %s (%s) %u B: k1 %.3f ns/pkt, b1 %.2f us, R2 %.4f\n", e.nf_name.c_str(),
                      e.nf_type.c_str(), size, e.model.k1 * 1e9, e.model.b1 * 1e6, e.kernel_fit.r2);
       store.add(std::move(e));
-      for (auto& f : rc.nfs)
-        if (f->type() == "ipsec") f->prepare(Backend::gpu);  // SA state back to the start
+      for (auto& f : rc.nfs) f->rewind(Backend::gpu);  // e.g. IPsec's SA state back to the start
     }
   }
   SchedParams params;
-  params.transfer_once = true;  // as the executor plans (chain/gpu_sharing.cpp)
+  params.transfer_once = true;  // as the executor plans (sched/gpu_sharing.cpp)
   params.max_batch = rc.settings.batch_size;
   params.latency_bound_s = rc.settings.latency_bound_us * 1e-6;
   params.P = rc.settings.sched_p;

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "telemetry/metrics_board.h"
+#include "chain/metrics_board.h"
 
 namespace httplib {
 class Server;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/metrics_snapshot.h"
+#include "chain/metrics_snapshot.h"
 
 namespace gpunfv {
 

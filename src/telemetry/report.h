@@ -7,20 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "telemetry/run_stats.h"
+#include "chain/run_stats.h"
 
 namespace gpunfv {
-
-struct ProgressSample {
-  double elapsed_s = 0;
-  double rx_pps = 0, tx_pps = 0, rx_bps = 0, tx_bps = 0;
-  uint64_t rx_total = 0, tx_total = 0, dropped_total = 0;
-  // False where some port's bytes are not counted (a forward with count_bytes: off): the bit
-  // rate is left out ("-") instead of printing a part of it.
-  bool rx_bytes_counted = true, tx_bytes_counted = true;
-  uint32_t in_flight = 0, batches = 0;
-  std::string detail;  // e.g. the scheduler's current allocation
-};
 
 std::string format_progress(const ProgressSample& s);
 std::string summary_table(const RunStats& s);

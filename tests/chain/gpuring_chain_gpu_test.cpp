@@ -25,14 +25,14 @@
 #include "chain/ring_batch_transfer.h"
 #include "chain/runtime_config.h"
 #include "gpu/device.h"
-#include "io/gpuring/kernel_loading.h"
+#include "io/gpuring/loops/kernel_loading.h"
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {
 namespace {
 
 // The ring kernel runs beside the chain's kernels: every kernel of this process must load
-// before it starts, and streams must not share its hardware queue (io/gpuring/kernel_loading.h).
+// before it starts, and streams must not share its hardware queue (io/gpuring/loops/kernel_loading.h).
 // Set before the first CUDA call of the binary (other tests in it start CUDA earlier).
 const bool kPersistentKernelEnvironment = [] {
   gpuring::request_persistent_kernel_environment();

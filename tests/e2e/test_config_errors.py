@@ -532,3 +532,20 @@ def test_no_subcommand(gpunfv):
 def test_unknown_option(gpunfv, tmp_path):
     proc = run_gpunfv(gpunfv, "run", tmp_path / "x.yaml", "--no-such-option", timeout=30)
     assert proc.returncode == 2, proc
+
+
+@pytest.mark.parametrize("name,value", [("GPUNFV_DEBUG_SKIP_COLLECT", "yes"),
+                                        ("GPUNFV_DEBUG_REPLAN_MS", "10ms"),
+                                        ("GPUNFV_NIDS_LANES", "12")])
+def test_bad_debug_switch(gpunfv, tmp_path, monkeypatch, name, value):
+    """A debug switch with a value it does not take stops the run before it starts
+    (src/core/debug_switches.h), naming the variable and the value."""
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: "discard"}}
+chains:
+  - {{from: in, to: out}}
+""")
+    monkeypatch.setenv(name, value)
+    expect_config_error(gpunfv, config, name, value)

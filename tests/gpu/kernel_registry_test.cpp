@@ -5,7 +5,7 @@
 // memory for it before the ring kernel starts; streams and events are only made through the
 // counted helpers of gpu/stream.h; the chain's per-batch path issues no runtime memset (CUDA's
 // own kernel; the chain zeroes its counters with a kernel of ours). The device side (every
-// registered kernel loads) is in tests/io/gpuring/gpu_ring_batch_test.cpp.
+// registered kernel loads) is in tests/io/gpuring/loops/gpu_ring_batch_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -105,6 +105,21 @@ TEST(KernelRegistry, EveryKernelDefinedInACuFileIsRegisteredThere) {
   EXPECT_GE(checked, 20u);  // the scan found the kernels (chain steps, NFs, rings, ...)
 }
 
+// A kernel template defined in a .cuh (the ring loops' kernels, the per-packet kernel) is
+// compiled by the .cu files that include it with their own types: one of them registers it.
+TEST(KernelRegistry, EveryKernelDefinedInAHeaderIsRegisteredInACuFile) {
+  std::set<std::string> regs;
+  for (const auto& [file, text] : sources({".cu"}))
+    for (const std::string& r : registrations_in(text)) regs.insert(r);
+  size_t checked = 0;
+  for (const auto& [file, text] : sources({".cuh"}))
+    for (const std::string& name : kernels_defined(text)) {
+      EXPECT_TRUE(has_base(regs, name)) << name << " (" << file << ") is registered by no .cu file";
+      ++checked;
+    }
+  EXPECT_GE(checked, 3u);  // ring pairs, forward pairs, per packet
+}
+
 // True when `args` (e.g. "<Step>") is one name that `text` declares as a template parameter
 // (typename/class Step): a launch inside a helper template, whose instances its callers name.
 bool names_template_parameter(const std::string& text, const std::string& args) {
@@ -115,7 +130,7 @@ bool names_template_parameter(const std::string& text, const std::string& args) 
 
 TEST(KernelRegistry, EveryConcreteLaunchIsRegistered) {
   // kernel<args><<<: a template instance named at its launch (nids_kernel<8>); instances made
-  // inside a launch helper's template (ring_pairs_kernel<View, Fn>) are covered by the helper's
+  // inside a launch helper's template (ring_pairs_kernel<Hook>) are covered by the helper's
   // callers' registrations and by their base name above.
   static const std::regex launch(R"((\w+)\s*(<[^<>;()]*>)?\s*<<<)");
   // launch_per_packet(..., LogicType{}, ...): per_packet_kernel<View, LogicType> (per_packet_kernel.cuh).
@@ -164,7 +179,7 @@ TEST(KernelRegistry, HoldsWhatTheLinkedSourcesRegister) {
     EXPECT_EQ(names, registrations_in(src.at(file))) << file;
   }
   for (const char* f : {"src/chain/chain_steps.cu", "src/chain/ring_egress_copy.cu",
-                        "src/io/gpuring/gpu_ring_batch_kernels.cu", "src/io/gpuring/ring_clock.cu",
+                        "src/io/gpuring/loops/gpu_ring_batch_kernels.cu", "src/io/gpuring/ring/ring_clock.cu",
                         "src/gpu/device_preflight.cu", "src/nf/router/router.cu", "src/nf/firewall/firewall.cu",
                         "src/nf/ipsec/ipsec.cu", "src/nf/nids/nids.cu"})
     EXPECT_TRUE(held.count(f)) << f << " registered nothing in this binary";

@@ -1,4 +1,4 @@
-#include "telemetry/latency_histogram.h"
+#include "core/latency_histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -12,34 +12,10 @@
 #include "core/parse.h"
 #include "io/forward/forward_loop.h"
 #include "io/forward/sampled_integrity.h"
-#include "nf/router/router.h"
 
 namespace gpunfv {
 
-namespace {
-
-// Runs the router's per-packet logic on one frame in place, through a one-packet batch view
-// over the frame's own buffer (an mbuf, a UMEM frame or a batch slot).
-DropReason route_frame(const RouterView& rv, uint8_t* frame, uint32_t len) {
-  PacketHeaders h{};
-  IsoSpan<uint8_t> data(frame, len);
-  DropReason r = parse_headers(IsoSpan<const uint8_t>(frame, len), h);
-  if (r != DropReason::none) return r;
-  uint16_t len16 = uint16_t(len), out = kNoPort, port = 0;
-  BatchView v{};
-  v.count = v.capacity = 1;
-  v.stride = len;
-  v.data = data;
-  v.len = IsoSpan<uint16_t>(&len16, 1);
-  v.port = IsoSpan<uint16_t>(&port, 1);
-  v.out_port = IsoSpan<uint16_t>(&out, 1);
-  v.headers = IsoSpan<PacketHeaders>(&h, 1);
-  return RouterLogic{}(rv, PacketRef(v, 0));
-}
-
-}  // namespace
-
-Forwarder::Forwarder(const ForwardSpec& spec, Port& from, Port& to, PortCounters& from_pc,
+Forwarder::Forwarder(const ForwardParams& spec, Port& from, Port& to, PortCounters& from_pc,
                      PortCounters& to_pc)
     : spec_(spec), from_(from), to_(to), from_pc_(from_pc), to_pc_(to_pc) {
   if (spec_.mode == ForwardMode::zerocopy) {
@@ -68,14 +44,14 @@ std::string Forwarder::describe() const {
   s += fmt::format(", descriptor_batch {}", spec_.descriptor_batch);
   if (spec_.count_bytes == ByteCounting::off)
     s += handle_bursts() ? ", bytes not counted" : ", bytes counted (count_bytes: off applies to handle bursts only)";
-  if (spec_.route) s += ", routed";
+  if (spec_.hook) s += ", routed";
   if (spec_.integrity) s += ", sampled integrity";
   return s;
 }
 
 bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& why) const {
-  if (spec_.route) {
-    why = route_frame(spec_.route->host_view(), frame, len);
+  if (spec_.hook) {
+    why = spec_.hook(frame, len);
     if (why != DropReason::none) return false;
   }
   // After routing: the checksum covers the bytes that are meant to leave.
@@ -84,7 +60,7 @@ bool Forwarder::on_rx(uint8_t* frame, uint32_t len, uint32_t& sum, DropReason& w
 }
 
 bool Forwarder::handle_bursts() const {
-  return zc_from_ && zc_from_->zc_handle_bursts() && zc_to_->zc_handle_bursts() && !spec_.route &&
+  return zc_from_ && zc_from_->zc_handle_bursts() && zc_to_->zc_handle_bursts() && !spec_.hook &&
          !spec_.integrity && !between_rx_and_tx;
 }
 
@@ -217,7 +193,7 @@ void Forwarder::run_zero_copy(const std::function<bool()>& stop, Loop& st) {
     for (uint32_t k = 0; k < n; ++k) {
       uint32_t sum = 0;
       DropReason why = DropReason::none;
-      if ((spec_.route || spec_.integrity) && !on_rx(rx[k].data, rx[k].len, sum, why)) {
+      if ((spec_.hook || spec_.integrity) && !on_rx(rx[k].data, rx[k].len, sum, why)) {
         zc_from_->zc_free(&rx[k], 1);
         st.drop(why);
         continue;

@@ -1,7 +1,7 @@
 // One `forward:` entry at run time: a loop on its own thread that moves frames from one port
 // to another without an NF, zero-copy (descriptor hand-over, io/zero_copy.h) when both ports
-// offer the same kind, by copying otherwise. Optional routing (the router's DIR-24-8 and
-// RouterLogic), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
+// offer the same kind, by copying otherwise. Optional per-frame hook (routing: the chain layer
+// runs the router there, chain/forward_config.h), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
 // posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
 // posted when an rx poll comes back short (the queue ran dry), or after `flush_us` while full
 // bursts keep coming (so batching costs latency only while traffic flows, never a stall when
@@ -24,7 +24,7 @@
 // the caller merges them into the run's stats, so rx = tx + drops holds per port.
 // run() calls the ports' io_thread_begin/end around the loop (DPDK: an lcore id, hence
 // per-lcore mempool caches for the copy path's mbuf alloc/free).
-// Host loop only: a GPU ring pair has its own forwarder (io/gpuring/forward_*.h).
+// Host loop only: a GPU ring pair has its own forwarder (io/gpuring/forward_session.h).
 #pragma once
 
 #include <atomic>
@@ -34,10 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "chain/forward_config.h"
+#include "io/forward/forward_params.h"
 #include "io/port.h"
-#include "telemetry/counters.h"
-#include "telemetry/latency_histogram.h"
+#include "core/counters.h"
+#include "core/latency_histogram.h"
 
 namespace gpunfv {
 
@@ -56,7 +56,7 @@ struct ForwardResult {
 
 class Forwarder {
  public:
-  Forwarder(const ForwardSpec& spec, Port& from, Port& to, PortCounters& from_pc,
+  Forwarder(const ForwardParams& spec, Port& from, Port& to, PortCounters& from_pc,
             PortCounters& to_pc);
   ~Forwarder();
 
@@ -92,7 +92,7 @@ class Forwarder {
   void publish(Loop& st);
   void idle(Loop& st);
 
-  ForwardSpec spec_;
+  ForwardParams spec_;
   Port& from_;
   Port& to_;
   PortCounters& from_pc_;

@@ -97,10 +97,10 @@ std::string ForwardSession::state() const {
                      a_->describe_registers(), b_->describe_registers());
 }
 
-void ForwardSession::start_gpu(uint16_t port_id, const NfHook& hook) {
+void ForwardSession::start_gpu(const GpuLaunch& launch) {
   watchdog_ = std::make_unique<HangWatchdog>([this] { return state(); });
   watchdog_->arm("GPU forward kernel launch", 30);
-  gpu_runner_ = launch_gpu_forward_runner(*fwd_, port_id, hook);
+  gpu_runner_ = launch(*fwd_);
   watchdog_->disarm();
   start_emulator();
 }

@@ -5,22 +5,23 @@
 // variants; bn is always this). finish() waits for the source to run dry, stops the loops,
 // lets them drain and returns what happened to every packet and every slot.
 //
-// Errors: as RingSet, ForwardRings, NicEmulator and launch_gpu_forward_runner; a drain that did
+// Errors: as RingSet, ForwardRings, NicEmulator and the GPU runner (gpu_ring_runner.h); a drain that did
 // not complete in time is report.drained == false (the loop was aborted); on the GPU a hang is
 // ended by the HangWatchdog (hang_watchdog.h) as in RingSession.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/forward_rings.h"
-#include "io/gpuring/gpu_forward_runner.h"
-#include "io/gpuring/hang_watchdog.h"
-#include "io/gpuring/host_forward_runner.h"
-#include "io/gpuring/nic_emulator.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/loops/forward_rings.h"
+#include "io/gpuring/loops/gpu_ring_runner.h"
+#include "io/gpuring/loops/hang_watchdog.h"
+#include "io/gpuring/loops/host_forward_runner.h"
+#include "io/gpuring/nic_emu/nic_emulator.h"
 
 namespace gpunfv::gpuring {
 
@@ -46,18 +47,22 @@ struct ForwardReport {
 
 class ForwardSession {
  public:
-  // `route`: the loops run the router on each packet (the hook given to start_*).
+  // `route`: the loops run the per-packet hook given to start_* (routing) on each packet.
   ForwardSession(const RingParams& params, Placement where, ForwardVariant variant, Port& source,
                  Port* sink, const NicEmulatorConfig& nic, bool route, bool integrity,
                  NicDma dma = NicDma::batch);
   ~ForwardSession();
 
-  template <typename View, typename Fn, typename Tamper = NoTamper>
-  void start_host(uint16_t port_id, const View& nf, Fn fn, Tamper tamper = {}) {
-    host_runner_ = std::make_unique<HostForwardRunner>(*fwd_, port_id, nf, fn, tamper);
+  // CPU threads run the loops with the per-packet `hook` (ring_loops.h).
+  template <typename Hook, typename Tamper = NoTamper>
+  void start_host(uint16_t port_id, const Hook& hook, Tamper tamper = {}) {
+    host_runner_ = std::make_unique<HostForwardRunner>(*fwd_, port_id, hook, tamper);
     start_emulator();
   }
-  void start_gpu(uint16_t port_id, const NfHook& hook);
+  // The persistent kernel: `launch` starts it over the rings, with the hook it compiled in
+  // (gpu_forward_kernels.cuh; the NF hooks: chain/ring_nf_runners.h).
+  using GpuLaunch = std::function<std::unique_ptr<GpuRingRunner>(ForwardRings&)>;
+  void start_gpu(const GpuLaunch& launch);
 
   ForwardReport finish(double timeout_s = 30);
 

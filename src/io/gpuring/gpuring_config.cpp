@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "io/generator_config.h"
-#include "io/gpuring/nic_precheck.h"
+#include "io/gpuring/nic/nic_precheck.h"
 
 namespace gpunfv::gpuring {
 

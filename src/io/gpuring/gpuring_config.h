@@ -6,9 +6,9 @@
 #include <string>
 
 #include "core/config_node.h"
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/ring_params.h"
-#include "io/gpuring/ring_set.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/ring/ring_params.h"
+#include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {
 

@@ -99,13 +99,13 @@ std::string RingSession::state() const {
                      rings_->describe_registers());
 }
 
-void RingSession::start_gpu(uint16_t port_id, const NfHook& hook) {
+void RingSession::start_gpu(const GpuLaunch& launch) {
   watchdog_ = std::make_unique<HangWatchdog>([this] { return state(); });
   // A launch that blocks (a kernel loaded lazily while the other persistent kernel spins: see
-  // gpu_ring_kernels.cu) would hang here for ever.
+  // loops/gpu_ring_kernels.cuh) would hang here for ever.
   watchdog_->arm("GPU ring kernel launch", kLaunchLimitS);
   const DisarmOnExit disarm{watchdog_.get()};
-  gpu_runner_ = launch_gpu_ring_runner(*rings_, port_id, hook);
+  gpu_runner_ = launch(*rings_);
   start_emulator();
 }
 

@@ -13,15 +13,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
-#include "io/gpuring/dma_engine.h"
-#include "io/gpuring/gpu_ring_runner.h"
-#include "io/gpuring/hang_watchdog.h"
-#include "io/gpuring/host_ring_runner.h"
-#include "io/gpuring/nic_emulator.h"
-#include "io/gpuring/ring_set.h"
+#include "io/gpuring/nic_emu/dma_engine.h"
+#include "io/gpuring/loops/gpu_ring_runner.h"
+#include "io/gpuring/loops/hang_watchdog.h"
+#include "io/gpuring/loops/host_ring_runner.h"
+#include "io/gpuring/nic_emu/nic_emulator.h"
+#include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {
 
@@ -48,14 +49,16 @@ class RingSession {
               const NicEmulatorConfig& nic, NicDma dma = NicDma::batch);
   ~RingSession();
 
-  // CPU threads run the loops with NF `fn` (Placement::host).
-  template <typename View, typename Fn>
-  void start_host(uint16_t port_id, const View& nf, Fn fn) {
-    host_runner_ = std::make_unique<HostRingRunner>(*rings_, port_id, nf, fn);
+  // CPU threads run the loops with the per-packet `hook` (ring_loops.h; Placement::host).
+  template <typename Hook>
+  void start_host(uint16_t port_id, const Hook& hook) {
+    host_runner_ = std::make_unique<HostRingRunner>(*rings_, port_id, hook);
     start_emulator();
   }
-  // Persistent kernels (Placement::device).
-  void start_gpu(uint16_t port_id, const NfHook& hook);
+  // Persistent kernels (Placement::device): `launch` starts them over the rings, with the hook
+  // it compiled in (gpu_ring_kernels.cuh; the NF hooks: chain/ring_nf_runners.h).
+  using GpuLaunch = std::function<std::unique_ptr<GpuRingRunner>(RingSet&)>;
+  void start_gpu(const GpuLaunch& launch);
 
   // Waits at most timeout_s for the source to run dry and the loops to drain, then aborts them
   // (at most kAbortWaitS more). On the GPU the whole of finish() is bounded by the watchdog at

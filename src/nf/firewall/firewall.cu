@@ -2,7 +2,7 @@
 // batch, one thread per packet.
 #include "gpu/count_kernel.cuh"
 #include "gpu/kernel_registry.h"
-#include "gpu/per_packet_kernel.cuh"
+#include "nf/per_packet_kernel.cuh"
 #include "nf/firewall/firewall.h"
 #include "nf/firewall/firewall_logic.h"
 

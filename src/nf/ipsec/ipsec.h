@@ -64,6 +64,8 @@ class IpsecGateway final : public NetworkFunction {
 
   std::string_view type() const override { return "ipsec"; }
   void prepare(Backend backend) override;
+  // Sequence numbers and replay windows back to the start: prepare() again.
+  void rewind(Backend backend) override { prepare(backend); }
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
   // A batch with no packet for the gateway still takes its turn in ingress order.
   void skip(const BatchView& b, uint8_t position) const override;

@@ -20,6 +20,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
 #include "nf/nids/nids.h"
+#include "core/debug_switches.h"
 
 namespace gpunfv {
 
@@ -184,10 +185,7 @@ void Nids::prepare_gpu() {
   GPUNFV_CUDA(cudaGetDevice(&device));
   GPUNFV_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   uint32_t lanes = kDefaultGroupLanes;
-  if (const char* e = std::getenv("GPUNFV_NIDS_LANES")) {
-    const uint32_t want = uint32_t(std::strtoul(e, nullptr, 10));
-    if (want == 4 || want == 8 || want == 16 || want == 32) lanes = want;
-  }
+  if (const uint32_t want = debug_switches().nids_lanes) lanes = want;
   while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
   if (bitmap > size_t(optin))
     throw std::runtime_error("nids " + name() + ": " +

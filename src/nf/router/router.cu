@@ -1,6 +1,6 @@
 // The Router's GPU backend: the same RouterLogic as process(), as a kernel over a device batch.
 #include "gpu/kernel_registry.h"
-#include "gpu/per_packet_kernel.cuh"
+#include "nf/per_packet_kernel.cuh"
 #include "nf/router/router.h"
 #include "nf/router/router_logic.h"
 

@@ -88,7 +88,7 @@ void forward(std::vector<Frame>& frames, ByteCounting counting, size_t tx_room, 
   MemoryPort a("a", 0), b("b", 1);
   for (Frame& f : frames) a.rx_queue.push_back(&f);
   b.tx_room = tx_room;
-  ForwardSpec spec;
+  ForwardParams spec;
   spec.name = "a=>b";
   spec.from = 0, spec.to = 1;
   spec.burst = shape.burst;

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <thread>
 
-#include "io/gpuring/nic_emulator.h"
-#include "io/gpuring/ring_set.h"
+#include "io/gpuring/nic_emu/nic_emulator.h"
+#include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring::ring_test {
 

@@ -3,6 +3,8 @@
 // and byte-identical (or routed: TTL - 1, checksum valid), a frame corrupted between rx and tx
 // caught by the sampled integrity check, every slot audited, and the shapes that cannot be
 // forwarded refused.
+#include "chain/ring_nf_hook.h"
+#include "chain/ring_nf_runners.h"
 #include "io/gpuring/forward_session.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +66,7 @@ TEST_P(GpuRingForward, DeliversEveryPacketUnchangedInRingOrderAndAuditsEverySlot
   RecordingPort sink;
   ForwardSession s(params(rings, batch), Placement::host, variant, *gen, &sink, exact_nic(),
                    /*route=*/false, /*integrity=*/true);
-  s.start_host(0, PassThroughView{}, PassThrough{});
+  s.start_host(0, nf_hook(PassThroughView{}, PassThrough{}));
   const ForwardReport r = s.finish(60);
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(r.nic.offered, kPackets);
@@ -108,7 +110,7 @@ TEST(GpuRingForwardEmulator, DeferredRxWaitAndPhaseTimingChangeNoCount) {
   nic.burst = 64;
   nic.tx_burst = 16;
   ForwardSession s(params(2, 8), Placement::host, ForwardVariant::rd, *gen, &sink, nic, false, true);
-  s.start_host(0, PassThroughView{}, PassThrough{});
+  s.start_host(0, nf_hook(PassThroughView{}, PassThrough{}));
   const ForwardReport r = s.finish(60);
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(sink.frames.size(), 5000u);
@@ -130,7 +132,7 @@ TEST(GpuRingForwardIntegrity, AFrameChangedBetweenRxAndTxIsDroppedWithItsReason)
     auto gen = generator(7000);
     RecordingPort sink;
     ForwardSession s(params(2, 8), Placement::host, variant, *gen, &sink, exact_nic(), false, true);
-    s.start_host(0, PassThroughView{}, PassThrough{}, CorruptEverySeventh{});
+    s.start_host(0, nf_hook(PassThroughView{}, PassThrough{}), CorruptEverySeventh{});
     const ForwardReport r = s.finish(60);
     EXPECT_EQ(r.accounting_errors(), "") << forward_variant_name(variant);
     EXPECT_EQ(r.drops(DropReason::integrity_mismatch), 1000u);  // IP IDs 0, 7, ..., 6993
@@ -144,7 +146,7 @@ TEST(GpuRingForwardIntegrity, WithoutTheCheckTheCorruptedFramesGoOut) {
   auto gen = generator(700);
   RecordingPort sink;
   ForwardSession s(params(1, 8), Placement::host, ForwardVariant::rd, *gen, &sink, exact_nic(), false, false);
-  s.start_host(0, PassThroughView{}, PassThrough{}, CorruptEverySeventh{});
+  s.start_host(0, nf_hook(PassThroughView{}, PassThrough{}), CorruptEverySeventh{});
   const ForwardReport r = s.finish(60);
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(sink.frames.size(), 700u);
@@ -158,7 +160,7 @@ TEST(GpuRingForwardRoute, RoutedFramesLeaveWithTtlMinusOneAndAValidChecksum) {
   auto gen = generator(kPackets);
   RecordingPort sink;
   ForwardSession s(params(2, 8), Placement::host, ForwardVariant::wr, *gen, &sink, exact_nic(), true, true);
-  s.start_host(0, router.host_view(), RouterLogic{});
+  s.start_host(0, nf_hook(router.host_view(), RouterLogic{}));
   const ForwardReport r = s.finish(60);
   EXPECT_EQ(r.accounting_errors(), "");
   ASSERT_EQ(sink.frames.size(), kPackets);
@@ -203,7 +205,7 @@ TEST_P(GpuRingForwardOnDevice, DeliversEveryPacketUnchangedAndAuditsEverySlot) {
   NicEmulatorConfig nic;
   nic.flow_control = true;
   ForwardSession s(params(rings, 8), Placement::device, variant, *gen, &sink, nic, false, true, dma);
-  s.start_gpu(0, NfHook{});
+  start_gpu(s, 0, NfHook{});
   const ForwardReport r = s.finish(20);
   ASSERT_TRUE(r.drained) << r.accounting_errors();
   EXPECT_EQ(r.accounting_errors(), "");
@@ -246,7 +248,7 @@ TEST(GpuRingForwardOnDeviceRoute, RoutedOnTheGpuAsTheRouterDoes) {
   NicEmulatorConfig nic;
   nic.flow_control = true;
   ForwardSession s(params(2, 8), Placement::device, ForwardVariant::rd, *gen, &sink, nic, true, true);
-  s.start_gpu(0, hook);
+  start_gpu(s, 0, hook);
   const ForwardReport r = s.finish(20);
   ASSERT_TRUE(r.drained) << r.accounting_errors();
   EXPECT_EQ(r.accounting_errors(), "");

@@ -7,7 +7,7 @@
 #include "gpuring_config_test_util.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_config.h"
-#include "io/gpuring/nic_precheck.h"
+#include "io/gpuring/nic/nic_precheck.h"
 
 namespace gpunfv::gpuring {
 namespace {

@@ -1,6 +1,8 @@
 // The GPU ring port's loops on CPU threads over host memory, fed and drained by the NIC
 // emulator: every packet and every slot accounted for, frames processed in place and sent
 // unchanged otherwise, no reordering within a ring, ring-full drops counted, both tx modes.
+#include "chain/ring_nf_hook.h"
+#include "chain/ring_nf_runners.h"
 #include "io/gpuring/ring_session.h"
 
 #include <gtest/gtest.h>
@@ -65,7 +67,7 @@ TEST_P(GpuRingSession, EveryPacketAndSlotAccountedFor) {
   nic.rate_pps = 400'000;
   nic.flow_control = true;  // CPU threads on a busy test machine stall for milliseconds
   RingSession s(params(rings, 256, batch, writeback), Placement::host, *gen, &sink, nic);
-  s.start_host(3, PassThroughView{}, MarkAndDrop{});
+  s.start_host(3, nf_hook(PassThroughView{}, MarkAndDrop{}));
   const RingRunReport r = s.finish(60);
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(r.nic.offered, 20000u);
@@ -127,7 +129,7 @@ TEST(GpuRingSessionDrops, NicDropsWhenTheRingIsFullAndCountsIt) {
   nic.start();
   while (!nic.rx_finished()) std::this_thread::yield();
   {
-    HostRingRunner runner(rings, 0, PassThroughView{}, PassThrough{});
+    HostRingRunner runner(rings, 0, nf_hook(PassThroughView{}, PassThrough{}));
     runner.stop_and_join();
   }
   nic.join();
@@ -144,7 +146,7 @@ TEST(GpuRingSessionDrops, FramesLongerThanASlotAreNicOversizeDrops) {
   auto gen = generator(100, "64-300");
   RecordingPort sink;
   RingSession s(p, Placement::host, *gen, &sink, NicEmulatorConfig{200'000, 32, 1u << 20});
-  s.start_host(0, PassThroughView{}, PassThrough{});
+  s.start_host(0, nf_hook(PassThroughView{}, PassThrough{}));
   const RingRunReport r = s.finish(30);
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_GT(r.nic.drops_oversize, 0u);
@@ -164,7 +166,7 @@ TEST(GpuRingSessionAbort, AbortEndsLoopsThatCannotDrain) {
   const BatchView bv = b.view();
   std::memcpy(v.slot_ptr(0), bv.data.framework_data(), bv.len[0]);
   {
-    HostRingRunner runner(rs, 0, PassThroughView{}, PassThrough{});
+    HostRingRunner runner(rs, 0, nf_hook(PassThroughView{}, PassThrough{}));
     v.rx_desc[0].qword[0] = 0;
     store_release(&v.rx_desc[0].qword[1], rx_upper(kRxStatusDD | kRxStatusEOP, bv.len[0], 0));
     // Wait until tx has posted it (TDT moves), then stop: the drain cannot finish without a NIC.

@@ -11,7 +11,7 @@
 #include "../port_test_util.h"
 #include "core/batch.h"
 #include "io/generator_port.h"
-#include "io/gpuring/ring_params.h"
+#include "io/gpuring/ring/ring_params.h"
 #include "io/port.h"
 
 namespace gpunfv::gpuring::ring_test {

@@ -1,4 +1,4 @@
-// ThreadTeam: a team (src/io/gpuring/team.h) of N CPU threads that answers the team calls as a
+// ThreadTeam: a team (src/io/gpuring/ring/team.h) of N CPU threads that answers the team calls as a
 // warp does (share, from, sum, leading, sync: every lane calls each at the same point, and gets
 // the same answer), so the loops' several-lane paths, which the GPU runs with a warp, run in CPU
 // tests with real concurrency. A barrier stands for the warp's lockstep.
