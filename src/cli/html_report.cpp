@@ -1,5 +1,7 @@
 #include "cli/html_report.h"
 
+#include "core/debug_switches.h"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,7 +43,7 @@ std::string find_renderer() {
 // GPUNFV_PYTHON, else the system's Python (where Debian's python3-matplotlib is installed, even
 // when another python3 comes first on PATH), else python3 from PATH.
 std::string find_python() {
-  if (const char* p = std::getenv("GPUNFV_PYTHON"); p && *p) return p;
+  if (std::string p = debug_switches().python; !p.empty()) return p;
   std::error_code ec;
   if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
   return "python3";

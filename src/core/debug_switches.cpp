@@ -43,6 +43,7 @@ const std::vector<DebugSwitchDoc>& debug_switch_docs() {
       {"GPUNFV_DEBUG_FLOW", "CPU backend: prints every chain's queue state to stderr once a second"},
       {"GPUNFV_NIDS_LANES", "NIDS GPU kernel: lanes per packet, 4, 8, 16 or 32 (default 8, more where shared memory is short)"},
       {"GPUNFV_NO_GREEN_CONTEXTS", "SM partitions without CUDA green contexts: a block-count cap per NF (G-NET's fallback)"},
+      {"GPUNFV_PYTHON", "the Python that draws the HTML report's plots (default /usr/bin/python3, where Debian's matplotlib is)"},
   };
   return docs;
 }
@@ -59,6 +60,10 @@ DebugSwitches debug_switches() {
   if (d.nids_lanes != 0 && d.nids_lanes != 4 && d.nids_lanes != 8 && d.nids_lanes != 16 && d.nids_lanes != 32)
     throw ConfigError("GPUNFV_NIDS_LANES", "takes 4, 8, 16 or 32, not " + std::to_string(d.nids_lanes));
   d.no_green_contexts = switch_on("GPUNFV_NO_GREEN_CONTEXTS");
+  if (const char* p = value_of("GPUNFV_PYTHON"); p && *p) {
+    if (*p != '/') throw ConfigError("GPUNFV_PYTHON", "takes an absolute path to a Python, not '" + std::string(p) + "'");
+    d.python = p;
+  }
   return d;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct DebugSwitches {
   bool flow = false;               // GPUNFV_DEBUG_FLOW
   uint32_t nids_lanes = 0;         // GPUNFV_NIDS_LANES: 4, 8, 16 or 32 (0: the NF's choice)
   bool no_green_contexts = false;  // GPUNFV_NO_GREEN_CONTEXTS
+  std::string python;              // GPUNFV_PYTHON (empty: the HTML report's default Python)
 };
 
 // Reads the environment now, on every call (a test sets a variable between runs).
