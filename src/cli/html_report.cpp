@@ -1,7 +1,5 @@
 #include "cli/html_report.h"
 
-#include "core/debug_switches.h"
-
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <vector>
+#include "core/debug_switches.h"
 
 extern char** environ;
 
