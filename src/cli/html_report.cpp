@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <vector>
+
 #include "core/debug_switches.h"
 
 extern char** environ;
