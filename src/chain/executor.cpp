@@ -136,6 +136,7 @@ class Pipeline {
     forwards.start([this] { return past_deadline(monotonic_ns()); });
     std::thread progress;
     if (opt_.progress) progress = std::thread([this] { progress_loop(); });
+    if (opt_.live_stats) opt_.live_stats(&stats_);
 
     for (auto& t : ingress) t.join();
     forwards.join();
@@ -157,6 +158,7 @@ class Pipeline {
       stats_.nf_reports.push_back(std::move(j));
     }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
+    if (opt_.live_stats) opt_.live_stats(nullptr);
     done_ = true;
     if (progress.joinable()) progress.join();
     ring_forwards_->throw_if_failed();  // every thread has stopped: safe to leave by an exception

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 
 #include "chain/runtime_config.h"
 #include "nf/network_function.h"
@@ -25,6 +26,9 @@ struct RunOptions {
   // Once true (the CLI sets it on SIGINT/SIGTERM), the run ends as at its deadline: ports stop,
   // what is in flight drains, and run() returns the full stats.
   const std::atomic<bool>* stop = nullptr;
+  // Called with the run's counters once packets may flow, and with nullptr before run()
+  // returns them (the control socket's `stats` reads the ports' atomics in between).
+  std::function<void(const RunStats*)> live_stats;
 };
 
 RunStats run(RuntimeConfig& rc, const RunOptions& opt);

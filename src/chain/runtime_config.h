@@ -56,6 +56,7 @@ struct Settings {
   uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1
   uint32_t max_input_file_mb = kDefaultMaxInputFileMb;      // per route/rule file, decompressed (core/text_file.h)
   uint32_t max_pool_memory_percent = 50;  // the batch pool's share of physical memory, at most
+  std::string control;                  // control socket path (Unix stream socket); empty: none
 };
 
 struct RuntimeConfig {

@@ -8,6 +8,9 @@
 #include <iostream>
 
 #include "chain/executor.h"
+#include "cli/control_client.h"
+#include "cli/control_commands.h"
+#include "cli/control_server.h"
 #include "cli/profile_command.h"
 #include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
@@ -77,9 +80,18 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                      f.mode == ForwardMode::zerocopy ? "zerocopy" : "copy", f.descriptor_batch,
                      f.route ? ", routed" : "", f.integrity ? ", integrity" : "");
   }
+  // The control socket is bound now (a bad path is a configuration error) and served once the
+  // NFs have prepared their tables, while packets flow.
+  ControlCommands commands(rc, [] { request_stop(); });
+  ControlServer control(rc.settings.control, commands);
+  opt.live_stats = [&](const RunStats* s) {
+    commands.set_live_stats(s);
+    if (s) control.start();
+  };
   // Only now: a signal while the config loads still ends gpunfv at once, nothing has run yet.
   opt.stop = &install_stop_signals();
   RunStats stats = run(rc, opt);
+  control.stop();
   std::fputs(summary_table(stats).c_str(), stdout);
   if (!report.empty()) {
     std::ofstream out(report);
@@ -121,6 +133,19 @@ int main(int argc, char** argv) {
   gpunfv::ProfileOptions profile_options;
   CLI::App* profile = gpunfv::add_profile_command(app, profile_options);
 
+  std::string ctl_socket, ctl_nf;
+  std::vector<std::string> ctl_words;
+  CLI::App* ctl = app.add_subcommand("ctl", "Send a command to a running gpunfv's control socket (settings.control)");
+  ctl->add_option("socket", ctl_socket, "The control socket's path")->required();
+  ctl->add_option("command", ctl_words,
+                  "stats | stop | reload | routes add|del|replace PREFIX/LEN PORT ... or FILE | "
+                  "firewall replace FILE")
+      ->required();
+  ctl->add_option("--nf", ctl_nf, "The NF to update, where the configuration has several of its type");
+  ctl->footer("Examples:\n  gpunfv ctl /tmp/gpunfv.sock stats\n"
+              "  gpunfv ctl /tmp/gpunfv.sock routes replace 10.0.0.0/8 p2\n"
+              "  gpunfv ctl /tmp/gpunfv.sock routes replace data/router/example.routes");
+
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",
                gpunfv::known_nf_types());
@@ -133,6 +158,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kExitConfig;
   }
   if (profile->parsed()) return gpunfv::run_profile_command(profile_options);
+  if (ctl->parsed()) return gpunfv::run_ctl(ctl_socket, ctl_words, ctl_nf);
   if (!run->parsed()) return 0;
   try {
     return cmd_run(config, backend, report, duration, quiet);

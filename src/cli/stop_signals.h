@@ -10,4 +10,12 @@ namespace gpunfv {
 // Installs the handlers (sigaction) and returns the flag they set, for RunOptions::stop.
 const std::atomic<bool>& install_stop_signals();
 
+// Asks the run to stop as the first SIGTERM would (the control socket's `stop`).
+void request_stop();
+
+// SIGHUP asks for every table file of the configuration to be read again: installs its
+// handler; take_reload_request() returns whether one came since it was last called.
+void install_reload_signal();
+bool take_reload_request();
+
 }  // namespace gpunfv
