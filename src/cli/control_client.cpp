@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/ipv4_prefix.h"
+#include "cli/control_commands.h"
 
 namespace gpunfv {
 
@@ -29,7 +29,7 @@ std::string absolute(const std::string& path) {
 
 // Which words of the command are files (made absolute): a table command's file arguments.
 std::vector<std::string> with_absolute_files(std::vector<std::string> w) {
-  if (w.size() == 3 && w[0] == "routes" && !parse_ipv4_prefix(w[2])) w[2] = absolute(w[2]);
+  if (w.size() == 3 && w[0] == "routes" && !looks_like_prefix(w[2])) w[2] = absolute(w[2]);
   if (w.size() == 3 && w[0] == "firewall" && w[1] == "replace") w[2] = absolute(w[2]);
   return w;
 }

@@ -1,5 +1,6 @@
 #include "cli/control_commands.h"
 
+#include <cctype>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -30,6 +31,15 @@ std::string joined(const std::vector<std::string>& words, size_t from = 0) {
 }
 
 }  // namespace
+
+bool looks_like_prefix(const std::string& w) {
+  const size_t slash = w.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == w.size()) return false;
+  for (size_t i = 0; i < w.size(); ++i)
+    if (i != slash && !(std::isdigit(static_cast<unsigned char>(w[i])) || (i < slash && w[i] == '.')))
+      return false;
+  return true;
+}
 
 nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
   try {
@@ -145,7 +155,7 @@ nlohmann::json ControlCommands::routes(const std::vector<std::string>& args, con
   if (op != "add" && op != "del" && op != "replace") throw Refused(usage);
   Router& router = find_nf<Router>("router", nf);
   const std::string what = "routes " + joined(args);
-  const bool single = parse_ipv4_prefix(args[1]).has_value();
+  const bool single = args.size() > 2 || looks_like_prefix(args[1]);
   uint64_t version = 0;
   if (!single) {  // a file
     if (args.size() != 2) throw Refused(usage);
@@ -218,7 +228,7 @@ nlohmann::json ControlCommands::reload() {
         r["table_version"] = router->replace(t, "reload " + file);
       } else if (auto* fw = dynamic_cast<Firewall*>(n.get())) {
         r["file"] = fw->rules_file();
-        r["table_version"] = fw->replace_rules(fw->rules_file(), limit());
+        r["table_version"] = fw->replace_rules(fw->rules_file(), limit(), "reload " + fw->rules_file());
       } else {
         continue;
       }

@@ -24,6 +24,10 @@
 
 namespace gpunfv {
 
+// Whether a command word is written as a prefix ("digits and dots/digits"), as opposed to a
+// file: a table command's one non-prefix argument is a file.
+bool looks_like_prefix(const std::string& word);
+
 class ControlCommands {
  public:
   ControlCommands(RuntimeConfig& rc, std::function<void()> stop) : rc_(rc), stop_(std::move(stop)) {}

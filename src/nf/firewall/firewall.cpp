@@ -55,14 +55,14 @@ Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, Firewall
       config_file_(std::move(rules_file)),
       counts_(kCollectShards, kCounterLanes, kFirstRuleSlot + max_rules_) {}
 
-uint64_t Firewall::replace_rules(const std::string& file, const ReadLimit& limit) {
+uint64_t Firewall::replace_rules(const std::string& file, const ReadLimit& limit, std::string what) {
   std::vector<ClassBenchRule> rules = read_classbench_file(file, limit, max_rules_);
   auto next = std::make_shared<FirewallTables>(std::move(rules), rule_action_, file);
 #if GPUNFV_HAVE_CUDA
   if (backend_ == Backend::gpu) next->upload();
 #endif
   const size_t n = next->rules.size();
-  auto old = tables_.publish(std::move(next), "firewall replace " + file, n);
+  auto old = tables_.publish(std::move(next), what.empty() ? "firewall replace " + file : what, n);
 #if GPUNFV_HAVE_CUDA
   retire(std::move(old));
 #endif

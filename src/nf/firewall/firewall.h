@@ -72,8 +72,9 @@ class Firewall final : public NetworkFunction {
 
   // Live update: reads `file` (as the `rules:` file, with this NF's action and max_rules),
   // builds its tables beside the live ones and swaps them in between batches. Returns the new
-  // table version. Throws ConfigError (file:line) or std::length_error, changing nothing.
-  uint64_t replace_rules(const std::string& file, const ReadLimit& limit);
+  // table version (`what` names it in the report; default "firewall replace FILE"). Throws
+  // ConfigError (file:line) or std::length_error, changing nothing.
+  uint64_t replace_rules(const std::string& file, const ReadLimit& limit, std::string what = {});
   const std::string& rules_file() const { return config_file_; }
 
   std::string_view type() const override { return "firewall"; }
