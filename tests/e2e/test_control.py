@@ -39,9 +39,10 @@ def sock_dir():
 class LiveRun:
     """gpunfv running a configuration in the background, spoken to through its socket."""
 
-    def __init__(self, binary: Path, config: Path, report: Path, sock: Path):
+    def __init__(self, binary: Path, config: Path, report: Path, sock: Path, backend: str = "cpu"):
         self.binary, self.report_path, self.sock = binary, report, sock
-        self.proc = subprocess.Popen([str(binary), "run", str(config), "-q", "--report", str(report)],
+        self.proc = subprocess.Popen([str(binary), "run", str(config), "-q", "--report", str(report),
+                                      "--backend", backend],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.wait_for(lambda: self.sock.exists(), "the control socket")
 
@@ -75,6 +76,22 @@ class LiveRun:
         return report
 
 
+def gpu_backend_usable(binary: Path) -> bool:
+    """A GPU, a CUDA build, and not the sanitizer build (which has no CUDA backend)."""
+    return (Path("/dev/nvidia0").exists() and not os.environ.get("GPUNFV_SANITIZED")
+            and "CUDA backend: yes" in run_gpunfv(binary, "version").stdout)
+
+
+# The GPU path differs (double-buffered device tables written by a scatter kernel, device rule
+# sets freed after their streams): the same checks run there on a GPU machine.
+BACKENDS = ["cpu", "gpu"]
+
+
+def skip_unless_backend(binary: Path, backend: str) -> None:
+    if backend == "gpu" and not gpu_backend_usable(binary):
+        pytest.skip("no usable GPU backend here")
+
+
 def router_config(tmp_path: Path, sock: Path, routes: str, fw_rules: str | None = None) -> Path:
     (tmp_path / "r.routes").write_text(routes)
     nfs = [{"name": "r1", "type": "router", "routes": str(tmp_path / "r.routes")}]
@@ -97,9 +114,12 @@ def versions(report: dict, nf: str) -> list[dict]:
     return report["nfs"][nf]["table_versions"]
 
 
-def test_route_replace_moves_traffic_with_exact_accounting(gpunfv, tmp_path, sock_dir):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_route_replace_moves_traffic_with_exact_accounting(gpunfv, tmp_path, sock_dir, backend):
+    skip_unless_backend(gpunfv, backend)
     sock = sock_dir / "s"
-    run = LiveRun(gpunfv, router_config(tmp_path, sock, "10.0.0.0/8 p1\n"), tmp_path / "r.json", sock)
+    run = LiveRun(gpunfv, router_config(tmp_path, sock, "10.0.0.0/8 p1\n"), tmp_path / "r.json", sock,
+                  backend)
     run.wait_for(lambda: run.port_tx("p1") > 0, "traffic on p1")
     rc, j, err = run.ctl("routes", "replace", "10.0.0.0/8", "p2")
     assert rc == 0, err
@@ -192,10 +212,12 @@ def test_malformed_requests_get_errors_and_the_run_goes_on(gpunfv, tmp_path, soc
     assert report["ports"]["gen"]["dropped"] == 0
 
 
-def test_firewall_rule_replace_takes_effect(gpunfv, tmp_path, sock_dir):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_firewall_rule_replace_takes_effect(gpunfv, tmp_path, sock_dir, backend):
+    skip_unless_backend(gpunfv, backend)
     sock = sock_dir / "s"
     config = router_config(tmp_path, sock, "10.0.0.0/8 p1\n", fw_rules=ACCEPT_UDP)
-    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock)
+    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock, backend)
     run.wait_for(lambda: run.port_tx("p1") > 0, "traffic on p1")
     (tmp_path / "drop.rules").write_text(DROP_UDP_TO_10)
     rc, j, err = run.ctl("firewall", "replace", str(tmp_path / "drop.rules"))
