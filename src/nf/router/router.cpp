@@ -153,8 +153,11 @@ uint32_t Router::next_hop_for(uint16_t port, const std::string& port_name) {
   // Written before any route names it; published with the table version that does.
   next_hop_ports_[n] = port;
 #if GPUNFV_HAVE_CUDA
-  if (device_next_hop_ports_.size())
-    GPUNFV_CUDA(cudaMemcpy(device_next_hop_ports_.data() + n, &port, sizeof port, cudaMemcpyHostToDevice));
+  if (device_next_hop_ports_.size()) {
+    GPUNFV_CUDA(cudaMemcpyAsync(device_next_hop_ports_.data() + n, &port, sizeof port,
+                                cudaMemcpyHostToDevice, update_stream_));
+    GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
+  }
 #endif
   {
     std::lock_guard<std::mutex> lk(names_m_);
