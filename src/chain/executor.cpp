@@ -107,6 +107,11 @@ class Pipeline {
     ring_forwards_ = std::make_unique<GpuRingForwards>(rc, stats_);
   }
 
+  // A run that ends by an exception still tells the live-stats reader its counters are gone.
+  ~Pipeline() {
+    if (opt_.live_stats && !stats_released_) opt_.live_stats(nullptr);
+  }
+
   RunStats run() {
     t0_ = monotonic_ns();
     if (opt_.duration_s > 0) deadline_ = t0_ + static_cast<uint64_t>(opt_.duration_s * 1e9);
@@ -159,6 +164,7 @@ class Pipeline {
     }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
     if (opt_.live_stats) opt_.live_stats(nullptr);
+    stats_released_ = true;
     done_ = true;
     if (progress.joinable()) progress.join();
     ring_forwards_->throw_if_failed();  // every thread has stopped: safe to leave by an exception
@@ -474,6 +480,7 @@ class Pipeline {
   std::unique_ptr<GpuRingForwards> ring_forwards_;   // forwards between gpuring ports
   std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
+  bool stats_released_ = false;
   uint64_t t0_ = 0, deadline_ = 0;
 };
 

@@ -36,6 +36,20 @@ def sock_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+RUNS: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_runs_left_behind():
+    """A failed test leaves its run going: end it (the live generator never ends by itself)."""
+    yield
+    while RUNS:
+        proc = RUNS.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class LiveRun:
     """gpunfv running a configuration in the background, spoken to through its socket."""
 
@@ -44,6 +58,7 @@ class LiveRun:
         self.proc = subprocess.Popen([str(binary), "run", str(config), "-q", "--report", str(report),
                                       "--backend", backend],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        RUNS.append(self.proc)
         self.wait_for(lambda: self.sock.exists(), "the control socket")
 
     def ctl(self, *words, nf: str | None = None) -> tuple[int, dict, str]:

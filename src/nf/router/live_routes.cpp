@@ -52,16 +52,23 @@ void LiveRouteTable::check(const std::vector<Change>& changes) const {
       added.erase(key);
     }
   }
-  // Room for a tbl8 group per /24 block that needs a new one, in either copy.
-  for (const auto& slot : slots_) {
-    const Dir24_8& t = slot->table;
-    size_t needed = 0;
-    for (uint32_t block : new_blocks) needed += !t.has_group(block);
-    if (t.tbl8_groups_used() + needed > t.max_tbl8_groups())
-      throw std::invalid_argument("out of tbl8 groups: " + std::to_string(t.tbl8_groups_used()) +
-                                  " of " + std::to_string(t.max_tbl8_groups()) + " in use, " +
-                                  std::to_string(needed) + " more /24 blocks with longer prefixes");
+  // Room for a tbl8 group per /24 block that may need a new one in the copy written now: this
+  // transaction's longer prefixes and those of earlier ones still in the table that the copy
+  // has not had written yet.
+  const Slot& shadow = *slots_[1 - live_.load()];
+  const Dir24_8& t = shadow.table;
+  std::unordered_set<uint32_t> blocks = new_blocks;
+  for (const Ipv4Prefix& p : shadow.dirty) {
+    const auto key = std::make_pair(p.len, p.addr);
+    const bool present = (routes_.find(p).has_value() && !deleted.count(key)) || added.count(key);
+    if (p.len > 24 && present) blocks.insert(p.addr >> 8);
   }
+  size_t needed = 0;
+  for (uint32_t block : blocks) needed += !t.has_group(block);
+  if (t.tbl8_groups_used() + needed > t.max_tbl8_groups())
+    throw std::invalid_argument("out of tbl8 groups: " + std::to_string(t.tbl8_groups_used()) +
+                                " of " + std::to_string(t.max_tbl8_groups()) + " in use, " +
+                                std::to_string(needed) + " more /24 blocks with longer prefixes");
 }
 
 void LiveRouteTable::render(Slot& s, Dir24_8::Touched& touched) {

@@ -67,7 +67,10 @@ class LiveRouteTable {
   // Applies `changes` as one version (`what` names it in the report). Checked whole first:
   // a prefix with host bits set, a delete of a prefix not in the table, a next hop above
   // lpm::kMaxNextHop, or more /24 blocks with longer prefixes than tbl8 groups throws
-  // std::invalid_argument and changes nothing. Returns the new version. One writer at a time.
+  // std::invalid_argument and changes nothing (the group count is checked against the copy
+  // written now, counting the groups earlier deletes free there only once it has had them: near
+  // the limit an update may be refused until the next one). Returns the new version. One
+  // writer at a time.
   uint64_t apply(const std::vector<Change>& changes, const std::string& what);
   // The changes that turn the current routes into `routes` (deletes, then sets).
   std::vector<Change> diff_to(const std::vector<Route>& routes) const;

@@ -129,6 +129,16 @@ TEST(LiveRouteTable, TooManyLongPrefixBlocksIsRefused) {
                std::invalid_argument);
   live.apply({{prefix("10.0.0.0/25"), 1}, {prefix("10.0.0.128/25"), 1}, {prefix("10.0.1.0/25"), 1}}, "ok");
   EXPECT_EQ(live.live_table().tbl8_groups_used(), 2u);
+  // The other copy has not had those written yet: a third block is refused for it too.
+  EXPECT_THROW(live.apply({{prefix("10.0.2.0/25"), 1}}, "bad"), std::invalid_argument);
+  // Deleting a block's prefixes frees its group in each copy as it is written, so another
+  // block fits once both copies have had the delete.
+  live.apply({{prefix("10.0.1.0/25"), std::nullopt}}, "free");
+  live.apply({}, "settle");
+  live.apply({{prefix("10.0.2.0/25"), 1}}, "ok");
+  live.apply({}, "settle");  // both copies written
+  EXPECT_EQ(hop(live.live_table(), ip("10.0.2.1")), 1);
+  EXPECT_EQ(hop(live.live_table(), ip("10.0.1.1")), -1);
 }
 
 // A batch that pinned a copy keeps it whole: the update that would write that copy waits until
