@@ -81,6 +81,9 @@ class LiveRouteTable {
   const Dir24_8& live_table() const { return slots_[live_.load()]->table; }
   const Dir24_8& slot_table(int s) const { return slots_[s]->table; }
   const TableVersionLog& log() const { return log_; }
+  // The packet counter of the version copy `s` holds now (for counts made elsewhere, e.g. on
+  // the device, added once no batch can still add to them).
+  std::atomic<uint64_t>* slot_counter(int s) const { return slots_[s]->packets; }
 
   // Device twins (the GPU backend sets both before packets flow): before_write(slot) returns
   // once no device work reads that copy; after_write(slot, touched) copies what changed.

@@ -192,6 +192,10 @@ uint64_t Router::replace(const RouteTable& table, const std::string& what) {
   return live_.apply(live_.diff_to(routes), what);
 }
 
+#if !GPUNFV_HAVE_CUDA
+void Router::finish() {}
+#endif
+
 void Router::report(nlohmann::json& j) const {
   j["routes"] = live_.route_count();
   j["table_version"] = live_.log().latest();

@@ -61,6 +61,8 @@ class Router final : public NetworkFunction {
   std::string describe() const override;
   // `routes`, the live table's version and packets per version (`table_versions`).
   void report(nlohmann::json& j) const override;
+  // GPU backend: adds the packets counted on the device to their table versions.
+  void finish() override;
 
   // Live updates, each one table version applied between batches (nf/router/live_routes.h).
   // A route names its port by id and name; a port not yet a next hop becomes one (the caller
@@ -108,6 +110,10 @@ class Router final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   void prepare_gpu_updates();
   void note_device_use(int slot, cudaStream_t s) const;
+  // Per copy: packets of launches whose count the host did not know (GpuStream::packets 0),
+  // counted on the device and added to the copy's version before it is written again.
+  void take_device_packets(int slot);
+  DeviceBuffer<unsigned long long> device_packets_;
   DeviceBuffer<uint16_t> device_next_hop_ports_;
   std::array<RouterView, 2> device_views_{};
   // Streams that launched over each copy since it was last written (synchronized before it is).
