@@ -24,6 +24,8 @@
 #                   the host-staged path
 #   forward         forwarding between two gpuring ports under gpunfv run, host vs device placement
 #   sched           SM partitions and gpunfv profile (G-NET's performance model)
+#   live-updates    route and rule updates while packets flow: their GPU unit tests, the control
+#                   socket's e2e tests on the GPU backend, route_update_bench on GPU and CPU
 #   sanitize        compute-sanitizer (memcheck, racecheck, synccheck) over the GPU unit tests and
 #                   every example on the GPU backend; any error it reports fails the suite
 # Suite arguments beyond BIN_DIR and OUT_DIR are given by environment variables (see each suite).
