@@ -8,12 +8,12 @@
 #   3. bench/route_update_bench on the GPU and on the CPU: updates/s applied and the forwarding
 #      rate against the run without updates (goal: 100k updates/s at 90% or more of it).
 # Writes OUT_DIR/{unit.txt, e2e.txt, route_update_{gpu,cpu}.{txt,json}}.
-# Usage: [SECONDS=10] [RATES=0,10000,100000,200000] scripts/gpu-check.sh --suite live-updates BIN_DIR OUT_DIR
+# Usage: [BENCH_SECONDS=10] [RATES=0,10000,100000,200000] scripts/gpu-check.sh --suite live-updates BIN_DIR OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:?usage: scripts/gpu-check.sh --suite live-updates BIN_DIR OUT_DIR}
 RESULTS=${2:?usage: scripts/gpu-check.sh --suite live-updates BIN_DIR OUT_DIR}
-SECONDS_PER_RATE=${SECONDS:-10}
+SECONDS_PER_RATE=${BENCH_SECONDS:-10}
 RATES=${RATES:-0,10000,100000,200000}
 mkdir -p "$RESULTS"
 log() { echo; echo "=== $*"; }
