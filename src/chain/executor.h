@@ -28,7 +28,7 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;
   // Called with the run's counters once packets may flow, and with nullptr before run()
   // returns them (the control socket's `stats` reads the ports' atomics in between).
-  std::function<void(const RunStats*)> live_stats;
+  std::function<void(const RunStats*)> live_stats = nullptr;
 };
 
 RunStats run(RuntimeConfig& rc, const RunOptions& opt);
