@@ -59,7 +59,10 @@ void Router::prepare_gpu_updates() {
   }
   update_stream_ = create_stream();
   device_packets_.allocate(2);
-  GPUNFV_CUDA(cudaMemset(device_packets_.data(), 0, 2 * sizeof(unsigned long long)));
+  const unsigned long long zeros[2] = {0, 0};  // a copy: no memset kernel of CUDA's own
+  GPUNFV_CUDA(cudaMemcpyAsync(device_packets_.data(), zeros, sizeof zeros, cudaMemcpyHostToDevice,
+                              update_stream_));
+  GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
   live_.before_write = [this](int slot) {
     std::set<cudaStream_t> streams;
     {
