@@ -3,6 +3,7 @@
 built here. Run from anywhere; rewrites only the seeds it names (files other tools or people
 added, such as regression inputs, stay). Standard library only."""
 import gzip
+import json
 import os
 import struct
 import sys
@@ -266,7 +267,27 @@ def config_seeds():
         "forward:\n  - {from: a, to: b, mode: copy, burst: 16, integrity: on}\n")
 
 
+def control_seeds():
+    def req(cmd, *args, nf=None):
+        r = {"cmd": cmd, "args": list(args)}
+        if nf:
+            r["nf"] = nf
+        return json.dumps(r) + "\n"
+    put("fuzz_control", "routes.jsonl",
+        req("routes", "add", "10.2.0.0/16", "p2") + req("routes", "add", "10.1.2.0/25", "p2", "0.0.0.0/0", "p1")
+        + req("routes", "del", "10.1.0.0/16") + req("routes", "replace", "10.0.0.0/8", "p2")
+        + req("routes", "del", "10.1.2.128/25", "0.0.0.0/0") + req("stats"))
+    put("fuzz_control", "files.jsonl",
+        req("routes", "replace", "new.routes") + req("routes", "replace", "bad.routes")
+        + req("firewall", "replace", "fw.rules", nf="fw") + req("reload") + req("routes", "add", "r.routes"))
+    put("fuzz_control", "bad.jsonl",
+        "5\n[]\n{}\n" + '{"cmd": 1}\n{"cmd": "routes", "args": [1]}\n{"cmd": "routes", "nf": 3}\n'
+        + req("routes", "add", "10.0.0.1/8", "p1") + req("routes", "add", "10.3.0.0/16", "gen")
+        + req("routes", "del", "10.9.0.0/16") + req("routes") + req("frobnicate", nf="r9") + req("stop"))
+
+
 def main():
+    control_seeds()
     router_seeds()
     firewall_seeds()
     nids_seeds()

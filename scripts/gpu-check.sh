@@ -26,6 +26,8 @@
 #   sched           SM partitions and gpunfv profile (G-NET's performance model)
 #   bench           bench/run-all: nf_bench, the chains, the latency sweep and the forward
 #                   benchmark into one results folder with tables, JSON and plots (QUICK=1)
+#   live-updates    route and rule updates while packets flow: their GPU unit tests, the control
+#                   socket's e2e tests on the GPU backend, route_update_bench on GPU and CPU
 #   sanitize        compute-sanitizer (memcheck, racecheck, synccheck) over the GPU unit tests and
 #                   every example on the GPU backend; any error it reports fails the suite
 # Suite arguments beyond BIN_DIR and OUT_DIR are given by environment variables (see each suite).

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-cuda}
-EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench collect_bench}
+EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench collect_bench route_update_bench}
 rm -rf .gpu-package/bin && mkdir -p .gpu-package/bin
 for exe in $EXES; do cp "$BUILD/$exe" .gpu-package/bin/; done
 cp scripts/report_html.py .gpu-package/bin/  # gpunfv report --html finds it beside the binary

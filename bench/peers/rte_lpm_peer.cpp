@@ -21,7 +21,21 @@ uint32_t host_mask(uint8_t len) { return len == 32 ? 0 : ~uint32_t(0) >> len; }
 
 }  // namespace
 
-RteLpmPeer::RteLpmPeer(std::span<const Route> routes) {
+RteLpmPeer::RteLpmPeer(std::span<const Route> routes) : RteLpmPeer(routes, 0, 0) {}
+
+void RteLpmPeer::add(const Route& r) {
+  const int rc = rte_lpm_add(lpm_, r.prefix.addr, r.prefix.len, r.next_hop);
+  if (rc < 0)
+    throw DpdkError("rte_lpm_add(" + format_prefix(r.prefix) + ") failed: " + dpdk_errno_text(-rc), -rc);
+}
+
+void RteLpmPeer::remove(const Ipv4Prefix& p) {
+  const int rc = rte_lpm_delete(lpm_, p.addr, p.len);
+  if (rc < 0)
+    throw DpdkError("rte_lpm_delete(" + format_prefix(p) + ") failed: " + dpdk_errno_text(-rc), -rc);
+}
+
+RteLpmPeer::RteLpmPeer(std::span<const Route> routes, uint32_t max_rules, uint32_t tbl8_groups) {
   ensure_dpdk_eal();
   // tbl8 groups: one per /24 block that holds a prefix longer than /24 (as in Dir24_8).
   std::unordered_set<uint32_t> long_blocks;
@@ -36,12 +50,12 @@ RteLpmPeer::RteLpmPeer(std::span<const Route> routes) {
     if (r.prefix.len > 24) long_blocks.insert(r.prefix.addr >> 8);
     if (r.prefix.len == 0) ++defaults;
   }
-  tbl8_groups_ = std::max<uint32_t>(1, uint32_t(long_blocks.size()));
+  tbl8_groups_ = std::max<uint32_t>({1, uint32_t(long_blocks.size()), tbl8_groups});
 
   static std::atomic<unsigned> serial{0};
   std::string name = "gpunfv_lpm_" + std::to_string(serial.fetch_add(1));
   rte_lpm_config config{};
-  config.max_rules = uint32_t(std::max<size_t>(1, routes.size() + 2 * defaults));
+  config.max_rules = uint32_t(std::max<size_t>({1, routes.size() + 2 * defaults, size_t(max_rules)}));
   config.number_tbl8s = tbl8_groups_;
   config.flags = 0;
   lpm_ = rte_lpm_create(name.c_str(), SOCKET_ID_ANY, &config);

@@ -34,6 +34,11 @@ class RteLpmPeer {
   // real /1 then overrides its half). Initialises the EAL first. Throws DpdkError, or
   // std::invalid_argument for a next hop above lpm::kMaxNextHop.
   explicit RteLpmPeer(std::span<const Route> routes);
+  // The same with room for `max_rules` rules and `tbl8_groups` groups, for add() and remove().
+  RteLpmPeer(std::span<const Route> routes, uint32_t max_rules, uint32_t tbl8_groups);
+  // rte_lpm_add / rte_lpm_delete (prefix lengths 1 to 32). Throw DpdkError.
+  void add(const Route& r);
+  void remove(const Ipv4Prefix& p);
   ~RteLpmPeer();
   RteLpmPeer(const RteLpmPeer&) = delete;
   RteLpmPeer& operator=(const RteLpmPeer&) = delete;

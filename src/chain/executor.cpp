@@ -109,10 +109,12 @@ class Pipeline {
     ring_forwards_ = std::make_unique<GpuRingForwards>(rc, stats_);
   }
 
+  // An exception left run(): nothing may read this pipeline's counters any more (the metrics
+  // board, the control socket's live-stats reader).
   ~Pipeline() {
-    // An exception left run(): nothing may read this pipeline's counters any more.
     done_ = true;
     if (opt_.metrics) opt_.metrics->clear();
+    if (opt_.live_stats && !stats_released_) opt_.live_stats(nullptr);
     if (sampler_.joinable()) sampler_.join();
   }
 
@@ -147,6 +149,7 @@ class Pipeline {
     if (opt_.progress) progress = std::thread([this] { progress_loop(); });
     sampler_ = std::thread([this] { sample_loop(); });
     if (opt_.metrics) opt_.metrics->set_live([this] { return live(); });
+    if (opt_.live_stats) opt_.live_stats(&stats_);
 
     for (auto& t : ingress) t.join();
     forwards.join();
@@ -168,6 +171,8 @@ class Pipeline {
       stats_.nf_reports.push_back(std::move(j));
     }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
+    if (opt_.live_stats) opt_.live_stats(nullptr);
+    stats_released_ = true;
     done_ = true;
     if (progress.joinable()) progress.join();
     if (sampler_.joinable()) sampler_.join();
@@ -511,6 +516,7 @@ class Pipeline {
   std::unique_ptr<GpuRingForwards> ring_forwards_;   // forwards between gpuring ports
   std::vector<bool> is_ring_port_;
   std::atomic<bool> done_{false};
+  bool stats_released_ = false;
   uint64_t t0_ = 0, deadline_ = 0;
   std::thread sampler_;
   TimeSeries timeseries_;  // the sampler thread's until it is joined

@@ -31,6 +31,9 @@ struct RunOptions {
   // The metrics endpoint's board (settings.metrics): set live while the run goes on, final
   // (the report's figures) before run() returns; never called after run() returns.
   MetricsBoard* metrics = nullptr;
+  // Called with the run's counters once packets may flow, and with nullptr before run()
+  // returns them (the control socket's `stats` reads the ports' atomics in between).
+  std::function<void(const RunStats*)> live_stats = nullptr;
 };
 
 RunStats run(RuntimeConfig& rc, const RunOptions& opt);

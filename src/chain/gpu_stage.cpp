@@ -401,7 +401,9 @@ class GpuStage final : public ProcessingStage {
       }
       flows_[w.chain]->count_launch(w.stage);
       begin();
-      launch_node_gpu(rc_, chain, dv, k, w.lane->gs);
+      GpuStream gs = w.lane->gs;
+      gs.packets = hv.node_packets[k];
+      launch_node_gpu(rc_, chain, dv, k, gs);
       publish_counts(dv, hv, b, st);
     } else {
       begin();

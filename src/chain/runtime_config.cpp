@@ -93,7 +93,7 @@ Settings parse_settings(const ConfigNode& n) {
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
-               "max_input_file_mb", "max_pool_memory_percent", "metrics"});
+               "max_input_file_mb", "max_pool_memory_percent", "metrics", "control"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
@@ -121,6 +121,13 @@ Settings parse_settings(const ConfigNode& n) {
     n["gpu_pipeline"].fail("gpu_pipeline: fused runs each batch's whole chain at once on the whole GPU; "
                            "it needs scheduler: unco (" + s.scheduler + " shares the GPU per NF stage)");
   if (n.has("model")) s.model_file = n.path("model");
+  if (n.has("control")) {
+    s.control = n.path("control");
+    // sockaddr_un holds 107 bytes and a terminating zero.
+    if (s.control.empty() || s.control.size() > 107)
+      n["control"].fail("control: a socket path of 1 to 107 bytes (got " +
+                        std::to_string(s.control.size()) + ")");
+  }
   s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
   s.ingress_threads = static_cast<uint32_t>(n.int_or("ingress_threads", 0, 0, 1024));
   s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));

@@ -67,6 +67,7 @@ struct Settings {
   uint32_t max_input_file_mb = kDefaultMaxInputFileMb;      // per route/rule file, decompressed (core/text_file.h)
   uint32_t max_pool_memory_percent = 50;  // the batch pool's share of physical memory, at most
   MetricsSettings metrics;
+  std::string control;                  // control socket path (Unix stream socket); empty: none
 };
 
 struct RuntimeConfig {

@@ -10,6 +10,9 @@
 #include "chain/executor.h"
 #include "cli/html_report.h"
 #include "cli/metrics_endpoint.h"
+#include "cli/control_client.h"
+#include "cli/control_commands.h"
+#include "cli/control_server.h"
 #include "cli/profile_command.h"
 #include "cli/stop_signals.h"
 #include "chain/nf_factory.h"
@@ -87,9 +90,18 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
   }
   MetricsEndpoint metrics(rc.settings.metrics, config, quiet);
   opt.metrics = metrics.board();
+  // The control socket is bound now (a bad path is a configuration error) and served once the
+  // NFs have prepared their tables, while packets flow.
+  ControlCommands commands(rc, [] { request_stop(); });
+  ControlServer control(rc.settings.control, commands);
+  opt.live_stats = [&](const RunStats* s) {
+    commands.set_live_stats(s);
+    if (s) control.start();
+  };
   // Only now: a signal while the config loads still ends gpunfv at once, nothing has run yet.
   opt.stop = &install_stop_signals();
   RunStats stats = run(rc, opt);
+  control.stop();
   std::fputs(summary_table(stats).c_str(), stdout);
   std::fflush(stdout);
   const nlohmann::json json = report_json(stats);
@@ -140,6 +152,19 @@ int main(int argc, char** argv) {
   gpunfv::ReportOptions report_options;
   CLI::App* report_cmd = gpunfv::add_report_command(app, report_options);
 
+  std::string ctl_socket, ctl_nf;
+  std::vector<std::string> ctl_words;
+  CLI::App* ctl = app.add_subcommand("ctl", "Send a command to a running gpunfv's control socket (settings.control)");
+  ctl->add_option("socket", ctl_socket, "The control socket's path")->required();
+  ctl->add_option("command", ctl_words,
+                  "stats | stop | reload | routes add|del|replace PREFIX/LEN PORT ... or FILE | "
+                  "firewall replace FILE")
+      ->required();
+  ctl->add_option("--nf", ctl_nf, "The NF to update, where the configuration has several of its type");
+  ctl->footer("Examples:\n  gpunfv ctl /tmp/gpunfv.sock stats\n"
+              "  gpunfv ctl /tmp/gpunfv.sock routes replace 10.0.0.0/8 p2\n"
+              "  gpunfv ctl /tmp/gpunfv.sock routes replace data/router/example.routes");
+
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",
                gpunfv::known_nf_types());
@@ -153,6 +178,7 @@ int main(int argc, char** argv) {
   }
   if (profile->parsed()) return gpunfv::run_profile_command(profile_options);
   if (report_cmd->parsed()) return gpunfv::run_report_command(report_options);
+  if (ctl->parsed()) return gpunfv::run_ctl(ctl_socket, ctl_words, ctl_nf);
   if (!run->parsed()) return 0;
   try {
     return cmd_run(config, backend, report, report_html, duration, quiet);

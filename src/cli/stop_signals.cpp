@@ -13,7 +13,10 @@ namespace {
 // A signal handler may only touch lock-free atomics and call async-signal-safe functions.
 std::atomic<bool> stop_requested{false};
 std::atomic<bool> lingering{false};
+std::atomic<bool> reload_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
+
+void on_reload_signal(int) { reload_requested.store(true); }
 
 void on_stop_signal(int sig) {
   if (stop_requested.exchange(true)) _exit(128 + sig);
@@ -43,5 +46,18 @@ void rearm_stop_signals_for_linger() {
   lingering = true;
   stop_requested = false;
 }
+
+void request_stop() { stop_requested.store(true); }
+
+void install_reload_signal() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_reload_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+bool take_reload_request() { return reload_requested.exchange(false); }
 
 }  // namespace gpunfv

@@ -14,4 +14,12 @@ const std::atomic<bool>& install_stop_signals();
 // linger cleanly instead of quitting at once.
 void rearm_stop_signals_for_linger();
 
+// Asks the run to stop as the first SIGTERM would (the control socket's `stop`).
+void request_stop();
+
+// SIGHUP asks for every table file of the configuration to be read again: installs its
+// handler; take_reload_request() returns whether one came since it was last called.
+void install_reload_signal();
+bool take_reload_request();
+
 }  // namespace gpunfv

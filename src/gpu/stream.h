@@ -47,6 +47,9 @@ struct GpuStream {
   // event making `stream` wait for the pass before it uses its result.
   cudaStream_t aux = nullptr;
   cudaEvent_t aux_done = nullptr;  // an event of aux's context, for `stream` to wait on
+  // Packets sent to this NF in the batch, as the host knows them (0: not known), for counting
+  // them against the table version the launch uses (nf/table_versions.h).
+  uint32_t packets = 0;
 };
 
 }  // namespace gpunfv

@@ -8,21 +8,26 @@
 namespace gpunfv {
 
 // Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop.
+// Returns whether it applied `fn`.
 template <typename View, typename Fn>
-GPUNFV_HD GPUNFV_FORCEINLINE void step_packet(const BatchView& b, uint32_t i, uint8_t position,
+GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, uint8_t position,
                                               const View& view, Fn fn) {
-  if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return;
+  if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
   DropReason r = fn(view, PacketRef(b, i));
   if (r == DropReason::none)
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else
     b.verdict[i] = static_cast<uint8_t>(r);
+  return true;
 }
 
+// Returns the packets `fn` was applied to.
 template <typename View, typename Fn>
-void run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                        const View& view, Fn fn) {
-  for (uint32_t i = begin; i < end; ++i) step_packet(b, i, position, view, fn);
+uint32_t run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
+                            const View& view, Fn fn) {
+  uint32_t n = 0;
+  for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn);
+  return n;
 }
 
 }  // namespace gpunfv

@@ -36,7 +36,12 @@ def test_generator_through_router_full_accounting(gpunfv, tmp_path):
     assert gen["rx_packets"] == count
     # Destinations come from the table and TTL is 64: every packet is routed.
     assert gen["drops"] == {} and gen["forwarded"] == count
-    assert report["nfs"]["r1"] == {"type": "router", "in": count, "out": count, "drops": {}}
+    r1 = report["nfs"]["r1"]
+    assert {k: r1[k] for k in ("type", "in", "out", "drops")} == \
+        {"type": "router", "in": count, "out": count, "drops": {}}
+    # One table version (no update came) processed every packet.
+    assert r1["table_versions"] == [{"version": 1, "change": "start", "entries": 5000,
+                                     "packets": count}]
     assert p1["tx_packets"] > 0 and p2["tx_packets"] > 0
     assert p1["tx_packets"] + p2["tx_packets"] == count
     assert p1["tx_bytes"] + p2["tx_bytes"] == gen["rx_bytes"]

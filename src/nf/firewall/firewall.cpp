@@ -1,5 +1,6 @@
 #include "nf/firewall/firewall.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -39,16 +40,34 @@ FirewallAction action_setting(const ConfigNode& node, const std::string& key,
 
 }  // namespace
 
+FirewallTables::FirewallTables(std::vector<ClassBenchRule> r, FirewallAction rule_action, std::string f)
+    : rules(match_parts(r)), lines(lines_of(r)), drops(drops_of(r, rule_action)), file(std::move(f)),
+      classifier(rules) {}
+
 Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, FirewallAction rule_action,
-                   FirewallAction no_match_action, std::string rules_file)
+                   FirewallAction no_match_action, std::string rules_file, size_t max_rules)
     : NetworkFunction(std::move(name)),
-      rules_(match_parts(rules)),
-      rule_lines_(lines_of(rules)),
-      rule_drops_(drops_of(rules, rule_action)),
+      tables_(std::make_shared<const FirewallTables>(std::move(rules), rule_action, rules_file),
+              0),
+      rule_action_(rule_action),
       no_match_action_(no_match_action),
-      rules_file_(std::move(rules_file)),
-      classifier_(rules_),
-      counts_(kCollectShards, kCounterLanes, rules_.size() + 2) {}
+      max_rules_(std::max(max_rules, tables_.pin()->rules.size())),
+      config_file_(std::move(rules_file)),
+      counts_(kCollectShards, kCounterLanes, kFirstRuleSlot + max_rules_) {}
+
+uint64_t Firewall::replace_rules(const std::string& file, const ReadLimit& limit, std::string what) {
+  std::vector<ClassBenchRule> rules = read_classbench_file(file, limit, max_rules_);
+  auto next = std::make_shared<FirewallTables>(std::move(rules), rule_action_, file);
+#if GPUNFV_HAVE_CUDA
+  if (backend_ == Backend::gpu) next->upload();
+#endif
+  const size_t n = next->rules.size();
+  auto old = tables_.publish(std::move(next), what.empty() ? "firewall replace " + file : what, n);
+#if GPUNFV_HAVE_CUDA
+  retire(std::move(old));
+#endif
+  return tables_.version();
+}
 
 std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
   node.only_keys({"name", "type", "rules", "action", "default", "max_rules"});
@@ -62,24 +81,22 @@ std::unique_ptr<Firewall> Firewall::from_config(const ConfigNode& node) {
   std::string file = node.input_file("rules", "rule file");
   std::vector<ClassBenchRule> rules = read_classbench_file(file, node["rules"].read_limit(), max_rules);
   try {
-    return std::make_unique<Firewall>(name, std::move(rules), rule_action, no_match, file);
+    return std::make_unique<Firewall>(name, std::move(rules), rule_action, no_match, file, max_rules);
   } catch (const std::length_error& e) {
     node["rules"].fail("firewall " + name + ": " + e.what());
   }
 }
 
-FirewallView Firewall::host_view() const {
-  return FirewallView{classifier_.ref(),
-                      IsoSpan<const uint8_t>(rule_drops_.data(), rule_drops_.size()),
+FirewallView Firewall::view_of(const FirewallTables& t) const {
+  return FirewallView{t.classifier.ref(), IsoSpan<const uint8_t>(t.drops.data(), t.drops.size()),
                       result_offset(), no_match_action_ == FirewallAction::drop};
 }
 
 void Firewall::prepare(Backend backend) {
+  backend_ = backend;
   if (backend == Backend::cpu) return;
 #if GPUNFV_HAVE_CUDA
-  classifier_.upload_to_device();
-  device_rule_drops_.upload(rule_drops_);
-  device_classifier_ = classifier_.device_ref();
+  const_cast<FirewallTables&>(*tables_.pin().tables).upload();
   if (device_counting_) device_counts_ = std::make_unique<DeviceCounters>(counts_.slots());
 #else
   throw std::runtime_error("firewall " + name() + ": this build has no GPU backend");
@@ -87,7 +104,9 @@ void Firewall::prepare(Backend backend) {
 }
 
 void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
-  run_per_packet_cpu(b, begin, end, position, host_view(), FirewallLogic{});
+  // One rule set for the whole batch, held until it is classified.
+  const auto t = tables_.pin();
+  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t), FirewallLogic{}));
 }
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
@@ -100,12 +119,12 @@ void Firewall::collect_range(const BatchView& b, uint8_t position, const Collect
   if (begin > end || end > scan.count()) iso_violation(end, scan.count());
   // Branch-free, one counter per result word (rules, then no match, then not IPv4) in one of
   // kCounterLanes lanes by packet index (nf/shard_counters.h: why lanes).
-  const uint32_t rules = uint32_t(rules_.size());
   const size_t lane_size = counts_.slots();
+  const uint32_t rules = uint32_t(lane_size - kFirstRuleSlot);
   uint64_t* counts = counts_.shard(shard);
   for (uint32_t i = begin; i < end; ++i) {
     const uint32_t rule = scan.word(i, 0);
-    const uint32_t slot = rule < rules ? rule : rule == kNoRule ? rules : rules + 1;
+    const uint32_t slot = rule < rules ? kFirstRuleSlot + rule : rule == kNoRule ? kNoMatchSlot : kNotIpv4Slot;
     counts[(i % kCounterLanes) * lane_size + slot] += scan.reached(i, position);
   }
 }
@@ -124,8 +143,12 @@ void Firewall::finish() {
 }
 
 std::vector<uint64_t> Firewall::rule_hits() const {
-  std::vector<uint64_t> hits(rules_.size());
-  for (size_t r = 0; r < hits.size(); ++r) hits[r] = counted(r);
+  // Up to the highest rule index any version matched, at least the live rule count.
+  size_t n = rule_count();
+  for (size_t r = n; r < max_rules_; ++r)
+    if (counted(kFirstRuleSlot + r)) n = r + 1;
+  std::vector<uint64_t> hits(n);
+  for (size_t r = 0; r < hits.size(); ++r) hits[r] = counted(kFirstRuleSlot + r);
   return hits;
 }
 
@@ -136,12 +159,12 @@ void Firewall::collect_per_packet(const BatchView& b, uint8_t position) {
     const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
                           (uint32_t(r[3]) << 24);
     uint64_t* counts = counts_.shard(0);
-    if (rule < rules_.size())
-      ++counts[rule];
+    if (rule < max_rules_)
+      ++counts[kFirstRuleSlot + rule];
     else if (rule == kNoRule)
-      ++counts[rules_.size()];
+      ++counts[kNoMatchSlot];
     else
-      ++counts[rules_.size() + 1];
+      ++counts[kNotIpv4Slot];
   }
 }
 
@@ -150,10 +173,12 @@ void Firewall::report(nlohmann::json& j) const {
   const std::vector<uint64_t> rule_hit_counts = rule_hits();
   for (size_t i = 0; i < rule_hit_counts.size(); ++i)
     if (rule_hit_counts[i] != 0) hits[std::to_string(i)] = rule_hit_counts[i];
-  j["rules"] = rules_.size();
+  j["rules"] = rule_count();
   j["rule_hits"] = std::move(hits);
   j["no_match"] = no_match();
   j["not_ipv4"] = not_ipv4();
+  j["table_version"] = tables_.version();
+  j["table_versions"] = tables_.log().json();
 }
 
 std::string Firewall::command(std::string_view cmd) const {
@@ -182,20 +207,23 @@ std::string Firewall::command(std::string_view cmd) const {
   auto proto = number(words[2], 255), sport = number(words[3], 65535), dport = number(words[4], 65535);
   if (!src || !dst || !proto || !sport || !dport) return usage;
   FiveTuple t{*src, *dst, uint16_t(*sport), uint16_t(*dport), uint8_t(*proto)};
-  uint32_t rule = classifier_.ref().classify(t);
+  const auto tables = tables_.pin();
+  uint32_t rule = tables->classifier.ref().classify(t);
   if (rule == kNoRule)
     return "no rule matches: " + std::string(firewall_action_name(no_match_action_)) + " (default)";
-  const std::string line = std::to_string(rule_lines_[rule]);
+  const std::string line = std::to_string(tables->lines[rule]);
   return "rule " + std::to_string(rule) + " (" +
-         (rules_file_.empty() ? "line " + line : rules_file_ + ":" + line) +
-         "): " + std::string(firewall_action_name(action_of(rule)));
+         (tables->file.empty() ? "line " + line : tables->file + ":" + line) + "): " +
+         std::string(firewall_action_name(tables->drops[rule] ? FirewallAction::drop : FirewallAction::accept));
 }
 
 std::string Firewall::describe() const {
+  const auto tables = tables_.pin();
+  const BitVectorClassifier& classifier_ = tables->classifier;
   size_t drops = 0;
-  for (uint8_t d : rule_drops_) drops += d;
-  return "firewall " + name() + ": " + std::to_string(rules_.size()) + " rules (" +
-         std::to_string(drops) + " drop, " + std::to_string(rules_.size() - drops) +
+  for (uint8_t d : tables->drops) drops += d;
+  return "firewall " + name() + ": " + std::to_string(tables->rules.size()) + " rules (" +
+         std::to_string(drops) + " drop, " + std::to_string(tables->rules.size() - drops) +
          " accept), no match: " + std::string(firewall_action_name(no_match_action_)) + "; " +
          std::to_string(classifier_.vector_count()) + " distinct bit vectors of " +
          std::to_string(classifier_.vector_bytes()) + " B, tables " +

@@ -1,6 +1,7 @@
 // The Firewall's GPU backend: the same FirewallLogic as process(), as a kernel over a device
 // batch, one thread per packet.
 #include "gpu/count_kernel.cuh"
+#include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
 #include "nf/per_packet_kernel.cuh"
 #include "nf/firewall/firewall.h"
@@ -10,28 +11,52 @@ namespace gpunfv {
 
 namespace {
 
-// collect_range()'s slot on the device: the rule, then no match, then not IPv4.
+// collect_range()'s slot on the device (Firewall's slots: no match, not IPv4, the rules).
 struct FirewallCountSlot {
   uint8_t position;
   uint32_t result_offset, rules;
   __device__ bool operator()(const BatchView& b, uint32_t i, uint32_t& slot) const {
     if (!reached_node(b, i, position)) return false;
     const uint32_t rule = result_word(b, i, result_offset, 0);
-    slot = rule < rules ? rule : rule == kNoRule ? rules : rules + 1;
+    slot = rule < rules ? Firewall::kFirstRuleSlot + rule
+           : rule == kNoRule ? Firewall::kNoMatchSlot : Firewall::kNotIpv4Slot;
     return true;
   }
 };
 
 }  // namespace
 
+void FirewallTables::upload() {
+  if (classifier.on_device()) return;
+  classifier.upload_to_device();
+  device_drops.upload(drops);
+  device_classifier = classifier.device_ref();
+}
+
+// The old tables' device memory goes once the streams that launched over them are done.
+void Firewall::retire(std::shared_ptr<const FirewallTables> old) {
+  std::set<cudaStream_t> streams;
+  {
+    std::lock_guard<std::mutex> lk(old->users_m);
+    streams = old->device_users;
+  }
+  for (cudaStream_t s : streams) GPUNFV_CUDA(cudaStreamSynchronize(s));
+}
+
 void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
                            const GpuStream& stream) const {
-  FirewallView view{device_classifier_, device_rule_drops_.span(), result_offset(),
+  const auto t = tables_.pin();
+  {
+    std::lock_guard<std::mutex> lk(t->users_m);
+    t->device_users.insert(stream.stream);
+  }
+  FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
   launch_per_packet(device_batch, position, view, FirewallLogic{}, stream);
   if (device_counts_)
     launch_count_packets(device_batch, device_counts_->ref(),
-                         FirewallCountSlot{position, result_offset(), uint32_t(rules_.size())}, stream);
+                         FirewallCountSlot{position, result_offset(), uint32_t(t->rules.size())}, stream);
+  t.count(stream.packets);
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

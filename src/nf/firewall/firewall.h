@@ -20,6 +20,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "nf/firewall/bitvector_classifier.h"
 #include "nf/firewall/classbench_file.h"
 #include "nf/firewall/firewall_logic.h"
+#include "nf/live_snapshot.h"
 #include "nf/network_function.h"
 #include "nf/shard_counters.h"
 
@@ -37,16 +40,42 @@
 
 namespace gpunfv {
 
+// One version of a firewall's rule set and its tables (replaced whole by a live update).
+struct FirewallTables {
+  FirewallTables(std::vector<ClassBenchRule> rules, FirewallAction rule_action, std::string file);
+  std::vector<FiveTupleRule> rules;
+  std::vector<long> lines;     // file line of each rule, for messages
+  std::vector<uint8_t> drops;  // 1: the rule's action is drop
+  std::string file;
+  BitVectorClassifier classifier;
+#if GPUNFV_HAVE_CUDA
+  void upload();
+  DeviceBuffer<uint8_t> device_drops;
+  BitVectorClassifierRef device_classifier{};
+  // Streams that launched over these tables (synchronized before they are freed).
+  mutable std::mutex users_m;
+  mutable std::set<cudaStream_t> device_users;
+#endif
+};
+
 class Firewall final : public NetworkFunction {
  public:
   // `rule_action`: the action of rules without their own; `no_match_action`: when none matches.
   // Throws std::length_error when the rules' bit-vector tables grow past the classifier's limit.
   Firewall(std::string name, std::vector<ClassBenchRule> rules, FirewallAction rule_action,
-           FirewallAction no_match_action, std::string rules_file = {});
+           FirewallAction no_match_action, std::string rules_file = {},
+           size_t max_rules = kMaxFirewallRules);
 
   // Reads `name`, `type`, `rules`, `action`, `default`, `max_rules` (see above). Throws
   // ConfigError.
   static std::unique_ptr<Firewall> from_config(const ConfigNode& node);
+
+  // Live update: reads `file` (as the `rules:` file, with this NF's action and max_rules),
+  // builds its tables beside the live ones and swaps them in between batches. Returns the new
+  // table version (`what` names it in the report; default "firewall replace FILE"). Throws
+  // ConfigError (file:line) or std::length_error, changing nothing.
+  uint64_t replace_rules(const std::string& file, const ReadLimit& limit, std::string what = {});
+  const std::string& rules_file() const { return config_file_; }
 
   std::string_view type() const override { return "firewall"; }
   void prepare(Backend backend) override;
@@ -74,37 +103,45 @@ class Firewall final : public NetworkFunction {
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;
 
-  size_t rule_count() const { return rules_.size(); }
-  const std::vector<FiveTupleRule>& rules() const { return rules_; }
+  // The live rule set's (tests and benchmarks; valid until the next replace_rules()).
+  size_t rule_count() const { return tables_.pin()->rules.size(); }
+  const std::vector<FiveTupleRule>& rules() const { return current().rules; }
   FirewallAction action_of(uint32_t rule) const {
-    return rule_drops_[rule] ? FirewallAction::drop : FirewallAction::accept;
+    return current().drops[rule] ? FirewallAction::drop : FirewallAction::accept;
   }
-  const BitVectorClassifier& classifier() const { return classifier_; }
+  const BitVectorClassifier& classifier() const { return current().classifier; }
   // View of the host tables, as process() uses it.
-  FirewallView host_view() const;
+  FirewallView host_view() const { return view_of(current()); }
 
-  // Counted by collect().
+  // Counted by collect(): hits per rule index of the rule set each packet was classified by.
   std::vector<uint64_t> rule_hits() const;
-  uint64_t no_match() const { return counted(rules_.size()); }
-  uint64_t not_ipv4() const { return counted(rules_.size() + 1); }
+  uint64_t no_match() const { return counted(kNoMatchSlot); }
+  uint64_t not_ipv4() const { return counted(kNotIpv4Slot); }
+
+  // Counter slots: no match, not IPv4, then one per rule index up to max_rules (fixed, so
+  // rule sets of any size up to it share them).
+  static constexpr uint32_t kNoMatchSlot = 0, kNotIpv4Slot = 1, kFirstRuleSlot = 2;
 
  private:
   static constexpr uint32_t kCounterLanes = 4;
   uint64_t counted(size_t slot) const { return counts_.total(slot); }
+  const FirewallTables& current() const { return *tables_.pin().tables; }
+  FirewallView view_of(const FirewallTables& t) const;
+#if GPUNFV_HAVE_CUDA
+  static void retire(std::shared_ptr<const FirewallTables> old);
+#endif
 
-  std::vector<FiveTupleRule> rules_;
-  std::vector<long> rule_lines_;     // file line of each rule, for messages
-  std::vector<uint8_t> rule_drops_;  // 1: the rule's action is drop
+  LiveSnapshot<FirewallTables> tables_;
+  FirewallAction rule_action_;
   FirewallAction no_match_action_;
-  std::string rules_file_;
-  BitVectorClassifier classifier_;
-  // What collect() counted, per shard and lane: hits per rule, no match, not IPv4.
+  size_t max_rules_;
+  std::string config_file_;
+  Backend backend_ = Backend::cpu;
+  // What collect() counted, per shard and lane (slots above).
   ShardCounters counts_;
   bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
   std::unique_ptr<DeviceCounters> device_counts_;  // the same slots as counts_' lanes
-  DeviceBuffer<uint8_t> device_rule_drops_;
-  BitVectorClassifierRef device_classifier_{};
 #endif
 };
 

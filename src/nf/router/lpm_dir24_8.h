@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -18,19 +19,25 @@
 #include "core/iso_span.h"
 
 #if GPUNFV_HAVE_CUDA
+#include <cuda_runtime.h>
+
 #include "gpu/device_buffer.h"
 #endif
 
 namespace gpunfv {
 
 // Entry encoding, the same in tbl24 and tbl8:
-//   bit 31  valid: a route covers this entry; low 24 bits are its next-hop index
-//   bit 30  extended (tbl24 only): low 24 bits are a tbl8 group index
-//   0       no route
+//   bit 31      valid: a route covers this entry; low 24 bits are its next-hop index
+//   bit 30      extended (tbl24 only): low 24 bits are a tbl8 group index
+//   bits 24-29  the covering route's prefix length (as rte_lpm keeps it: incremental add and
+//               delete decide by it which entries a prefix owns); lookups ignore them
+//   0           no route
 namespace lpm {
 inline constexpr uint32_t kValid = 1u << 31;
 inline constexpr uint32_t kExtended = 1u << 30;
 inline constexpr uint32_t kIndexMask = (1u << 24) - 1;
+inline constexpr uint32_t kDepthShift = 24;
+inline constexpr uint32_t kDepthMask = 0x3Fu << kDepthShift;
 inline constexpr uint32_t kMaxNextHop = kIndexMask;
 inline constexpr size_t kTbl24Entries = size_t(1) << 24;
 inline constexpr size_t kTbl8GroupEntries = 256;
@@ -86,30 +93,60 @@ class Dir24_8 {
 
   // View of the host tables (CPU backend, tests).
   Dir24_8Ref ref() const;
+  // A host copy (no device twin), for a second buffer beside this one.
+  Dir24_8 clone() const;
+
+  // Incremental updates (rte_lpm's scheme): only the prefix's range is touched.
+  // add: the route now covers every entry of its range that no longer prefix covers (a
+  // prefix already present gets the new next hop). remove: the entries the prefix covered go
+  // to `covering`, the longest remaining shorter prefix that covers it (nullopt: no route);
+  // the caller keeps the prefix set. A tbl8 group left holding no prefix longer than /24 is
+  // folded back into its tbl24 entry and reused. Both record the entries they write in
+  // `touched` when given (to copy just those to a device twin). Throws as the constructor.
+  struct Touched {
+    std::vector<uint32_t> tbl24;  // entry indices
+    std::vector<uint32_t> groups; // tbl8 group indices (rewritten whole)
+  };
+  void add(const Route& r, Touched* touched = nullptr);
+  void remove(const Ipv4Prefix& p, const std::optional<Route>& covering,
+              Touched* touched = nullptr);
+  // Whole-table comparison: equal lookups everywhere, tbl8 group numbering aside.
+  bool same_lookups(const Dir24_8& other) const;
 
   size_t route_count() const { return route_count_; }
-  uint32_t tbl8_groups_used() const { return uint32_t(tbl8_.size() / lpm::kTbl8GroupEntries); }
+  uint32_t tbl8_groups_used() const {
+    return uint32_t(tbl8_.size() / lpm::kTbl8GroupEntries - free_groups_.size());
+  }
   uint32_t max_tbl8_groups() const { return max_tbl8_groups_; }
+  bool has_group(uint32_t tbl24_index) const { return tbl24_[tbl24_index] & lpm::kExtended; }
   size_t table_bytes() const { return (tbl24_.size() + tbl8_.size()) * sizeof(uint32_t); }
 
 #if GPUNFV_HAVE_CUDA
-  // Copies the tables to device memory (once; later calls do nothing).
+  // Copies the tables to device memory (once; later calls do nothing). tbl8 gets room for
+  // max_tbl8_groups(), so updates never reallocate it.
   void upload_to_device();
   bool on_device() const { return device_tbl24_.size() != 0; }
+  // Copies the entries `t` names to the device tables (one scatter kernel on `stream`, then
+  // waits for it): what add() and remove() changed since the last sync.
+  void sync_to_device(const Touched& t, cudaStream_t stream);
   // View of the device tables; valid after upload_to_device().
   Dir24_8Ref device_ref() const;
 #endif
 
  private:
+  Dir24_8() = default;
   uint32_t allocate_tbl8_group(uint32_t fill);
+  void fold_group_if_plain(uint32_t tbl24_index, Touched* touched);
 
   std::vector<uint32_t> tbl24_;
-  std::vector<uint32_t> tbl8_;  // tbl8_groups_used() groups of 256 entries
-  uint32_t max_tbl8_groups_;
+  std::vector<uint32_t> tbl8_;  // groups of 256 entries, some on free_groups_
+  std::vector<uint32_t> free_groups_;
+  uint32_t max_tbl8_groups_ = 0;
   size_t route_count_ = 0;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint32_t> device_tbl24_;
   DeviceBuffer<uint32_t> device_tbl8_;
+  DeviceBuffer<uint2> device_staging_;  // sync_to_device()'s writes
 #endif
 };
 

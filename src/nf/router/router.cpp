@@ -3,8 +3,14 @@
 #include <set>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "nf/router/route_file.h"
 #include "nf/run_per_packet.h"
+
+#if GPUNFV_HAVE_CUDA
+#include "gpu/cuda_check.h"
+#endif
 
 namespace gpunfv {
 
@@ -48,11 +54,15 @@ Router::Router(std::string name, const std::vector<Route>& routes,
     : NetworkFunction(std::move(name)),
       prefixes_(prefixes_of(routes)),
       route_next_hops_(next_hops_of(routes)),
-      lpm_(routes, max_tbl8_groups),
+      live_(routes, max_tbl8_groups),
       next_hop_ports_(std::move(next_hop_ports)),
+      next_hops_(uint32_t(next_hop_ports_.size())),
       next_hop_names_(std::move(next_hop_names)) {
   if (next_hop_names_.size() != next_hop_ports_.size())
     throw std::invalid_argument("router: one name per next-hop port expected");
+  if (next_hop_ports_.size() > kMaxNextHops)
+    throw std::length_error("router: more than " + std::to_string(kMaxNextHops) + " next-hop ports");
+  next_hop_ports_.resize(kMaxNextHops, kNoPort);
   for (const Route& r : routes)
     if (r.next_hop >= next_hop_ports_.size())
       throw std::invalid_argument("router: route " + format_prefix(r.prefix) +
@@ -68,23 +78,32 @@ std::unique_ptr<Router> Router::from_config(const ConfigNode& node, const PortId
 
   ConfigNode routes = node["routes"];
   RouteTable table;
+  std::string file;
+  bool spread = false;
   if (routes.is_scalar()) {
-    table = read_route_file(routes.as_input_file("route file"), port_id_of, routes.read_limit());
+    file = routes.as_input_file("route file");
+    table = read_route_file(file, port_id_of, routes.read_limit());
   } else if (routes.is_map()) {
     routes.only_keys({"file", "spread"});
-    std::string file = routes.input_file("file", "route file");
+    file = routes.input_file("file", "route file");
     const ReadLimit limit = routes["file"].read_limit();
-    if (auto spread = routes.get("spread"))
-      table = spread_table(*spread, file, limit, port_id_of);
-    else
+    if (auto list = routes.get("spread")) {
+      table = spread_table(*list, file, limit, port_id_of);
+      spread = true;
+    } else {
       table = read_route_file(file, port_id_of, limit);
+    }
   } else {
     routes.fail("routes: expected a route file path or {file: PATH, spread: [PORT, ...]}");
   }
 
   try {
-    return std::make_unique<Router>(name, table.routes, std::move(table.next_hop_ports),
-                                    std::move(table.next_hop_names));
+    auto names = table.next_hop_names;
+    auto r = std::make_unique<Router>(name, table.routes, std::move(table.next_hop_ports),
+                                      std::move(table.next_hop_names));
+    r->routes_file_ = file;
+    if (spread) r->spread_names_ = std::move(names);
+    return r;
   } catch (const std::length_error& e) {
     routes.fail(std::string("router ") + name + ": " + e.what());
   }
@@ -98,29 +117,89 @@ std::vector<Route> Router::routes() const {
   return out;
 }
 
-RouterView Router::host_view() const {
-  return RouterView{lpm_.ref(),
-                    IsoSpan<const uint16_t>(next_hop_ports_.data(), next_hop_ports_.size())};
+RouterView Router::view_of(const Dir24_8& t) const {
+  return RouterView{t.ref(), IsoSpan<const uint16_t>(next_hop_ports_.data(), next_hop_ports_.size())};
 }
+
+RouterView Router::host_view() const { return view_of(live_.live_table()); }
 
 void Router::prepare(Backend backend) {
   if (backend == Backend::cpu) return;
 #if GPUNFV_HAVE_CUDA
-  lpm_.upload_to_device();
-  device_next_hop_ports_.upload(next_hop_ports_);
-  device_view_ = RouterView{lpm_.device_ref(), device_next_hop_ports_.span()};
+  prepare_gpu_updates();
 #else
   throw std::runtime_error("router " + name() + ": this build has no GPU backend");
 #endif
 }
 
 void Router::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
-  run_per_packet_cpu(b, begin, end, position, host_view(), RouterLogic{});
+  // One table version for the whole batch, held until its lookups are done.
+  LiveRouteTable::Pin pin = live_.pin();
+  pin.count(run_per_packet_cpu(b, begin, end, position, view_of(pin.table()), RouterLogic{}));
 }
 
 std::vector<uint16_t> Router::egress_ports() const {
-  std::set<uint16_t> ports(next_hop_ports_.begin(), next_hop_ports_.end());
+  std::set<uint16_t> ports(next_hop_ports_.begin(), next_hop_ports_.begin() + next_hops_.load());
   return std::vector<uint16_t>(ports.begin(), ports.end());
+}
+
+uint32_t Router::next_hop_for(uint16_t port, const std::string& port_name) {
+  const uint32_t n = next_hops_.load();
+  for (uint32_t i = 0; i < n; ++i)
+    if (next_hop_ports_[i] == port) return i;
+  if (n >= kMaxNextHops)
+    throw std::invalid_argument("router " + name() + ": more than " + std::to_string(kMaxNextHops) +
+                                " next-hop ports");
+  // Written before any route names it; published with the table version that does.
+  next_hop_ports_[n] = port;
+#if GPUNFV_HAVE_CUDA
+  if (device_next_hop_ports_.size()) {
+    GPUNFV_CUDA(cudaMemcpyAsync(device_next_hop_ports_.data() + n, &port, sizeof port,
+                                cudaMemcpyHostToDevice, update_stream_));
+    GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
+  }
+#endif
+  {
+    std::lock_guard<std::mutex> lk(names_m_);
+    next_hop_names_.push_back(port_name);
+  }
+  next_hops_.store(n + 1);
+  return n;
+}
+
+std::vector<LiveRouteTable::Change> Router::changes_of(const std::vector<RouteUpdate>& updates) {
+  std::vector<LiveRouteTable::Change> out;
+  out.reserve(updates.size());
+  for (const RouteUpdate& u : updates)
+    out.push_back(LiveRouteTable::Change{
+        u.prefix, u.port ? std::optional<uint32_t>(next_hop_for(*u.port, u.port_name)) : std::nullopt});
+  return out;
+}
+
+uint64_t Router::update(const std::vector<RouteUpdate>& updates, const std::string& what) {
+  return live_.apply(changes_of(updates), what);
+}
+
+uint64_t Router::replace(const RouteTable& table, const std::string& what) {
+  std::vector<RouteUpdate> wanted;
+  wanted.reserve(table.routes.size());
+  for (const Route& r : table.routes)
+    wanted.push_back(RouteUpdate{r.prefix, table.next_hop_ports.at(r.next_hop),
+                                 table.next_hop_names.at(r.next_hop)});
+  std::vector<Route> routes;
+  routes.reserve(wanted.size());
+  for (const LiveRouteTable::Change& c : changes_of(wanted)) routes.push_back(Route{c.prefix, *c.next_hop});
+  return live_.apply(live_.diff_to(routes), what);
+}
+
+#if !GPUNFV_HAVE_CUDA
+void Router::finish() {}
+#endif
+
+void Router::report(nlohmann::json& j) const {
+  j["routes"] = live_.route_count();
+  j["table_version"] = live_.log().latest();
+  j["table_versions"] = live_.log().json();
 }
 
 std::string Router::command(std::string_view cmd) const {
@@ -132,8 +211,10 @@ std::string Router::command(std::string_view cmd) const {
   std::string_view text = cmd.substr(kLookup.size());
   auto addr = parse_ipv4(text);
   if (!addr) return std::string(text).append(": not an IPv4 address");
-  LpmResult r = lpm_.ref().lookup(*addr);
+  LiveRouteTable::Pin pin = live_.pin();
+  LpmResult r = pin.table().ref().lookup(*addr);
   if (!r.found) return format_ipv4(*addr) + ": no route";
+  std::lock_guard<std::mutex> lk(names_m_);
   return format_ipv4(*addr) + " -> " + next_hop_names_[r.next_hop] + " (port " +
          std::to_string(next_hop_ports_[r.next_hop]) + ")";
 }
@@ -141,7 +222,7 @@ std::string Router::command(std::string_view cmd) const {
 std::string Router::describe() const {
   size_t ports = egress_ports().size();
   return "router " + name() + ": " + std::to_string(route_count()) + " routes (" +
-         std::to_string(lpm_.tbl8_groups_used()) + " tbl8 groups), " +
+         std::to_string(table().tbl8_groups_used()) + " tbl8 groups), " +
          std::to_string(ports) + " next-hop port" + (ports == 1 ? "" : "s");
 }
 

@@ -10,8 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +23,9 @@
 #include "core/config_node.h"
 #include "core/ipv4_prefix.h"
 #include "nf/network_function.h"
+#include "nf/router/live_routes.h"
 #include "nf/router/lpm_dir24_8.h"
+#include "nf/router/route_file.h"
 #include "nf/router/router_logic.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -53,25 +59,67 @@ class Router final : public NetworkFunction {
   // "describe", or "lookup a.b.c.d" (the next-hop port of an address).
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;
+  // `routes`, the live table's version and packets per version (`table_versions`).
+  void report(nlohmann::json& j) const override;
+  // GPU backend: adds the packets counted on the device to their table versions.
+  void finish() override;
+
+  // Live updates, each one table version applied between batches (nf/router/live_routes.h).
+  // A route names its port by id and name; a port not yet a next hop becomes one (the caller
+  // checks it can transmit). Throws std::invalid_argument with the reason, changing nothing.
+  struct RouteUpdate {
+    Ipv4Prefix prefix;
+    std::optional<uint16_t> port;  // nullopt: delete the prefix
+    std::string port_name;
+  };
+  uint64_t update(const std::vector<RouteUpdate>& changes, const std::string& what);
+  // Makes the table exactly `table` (a route file's contents), changing only what differs.
+  uint64_t replace(const RouteTable& table, const std::string& what);
+  // The `routes:` file the configuration named (empty for a spread prefix list).
+  const std::string& routes_file() const { return routes_file_; }
+  const std::vector<std::string>& spread_ports() const { return spread_names_; }
 
   // The loaded prefixes in file order (the traffic generator draws destinations from them).
   const std::vector<Ipv4Prefix>& prefixes() const { return prefixes_; }
   // The routes the table was built from, in file order (for peers that build their own table).
   std::vector<Route> routes() const;
-  size_t route_count() const { return prefixes_.size(); }
-  const Dir24_8& table() const { return lpm_; }
-  // View of the host tables, as process() uses it.
+  // Routes in the live table now.
+  size_t route_count() const { return live_.route_count(); }
+  const Dir24_8& table() const { return live_.live_table(); }
+  const LiveRouteTable& live() const { return live_; }
+  // View of the host tables, as process() uses it (the live copy now).
   RouterView host_view() const;
 
+  // Next hops a router may have (the table of ports is sized once: batches read it unlocked).
+  static constexpr uint32_t kMaxNextHops = 256;
+
  private:
+  RouterView view_of(const Dir24_8& t) const;
+  uint32_t next_hop_for(uint16_t port, const std::string& name);
+  std::vector<LiveRouteTable::Change> changes_of(const std::vector<RouteUpdate>& u);
+
   std::vector<Ipv4Prefix> prefixes_;
   std::vector<uint32_t> route_next_hops_;  // next hop of prefixes_[i]
-  Dir24_8 lpm_;
-  std::vector<uint16_t> next_hop_ports_;
+  LiveRouteTable live_;
+  std::vector<uint16_t> next_hop_ports_;   // kMaxNextHops entries, the first next_hops_ used
+  std::atomic<uint32_t> next_hops_{0};
   std::vector<std::string> next_hop_names_;
+  mutable std::mutex names_m_;             // next_hop_names_ grows under updates
+  std::string routes_file_;
+  std::vector<std::string> spread_names_;
 #if GPUNFV_HAVE_CUDA
+  void prepare_gpu_updates();
+  void note_device_use(int slot, cudaStream_t s) const;
+  // Per copy: packets of launches whose count the host did not know (GpuStream::packets 0),
+  // counted on the device and added to the copy's version before it is written again.
+  void take_device_packets(int slot);
+  DeviceBuffer<unsigned long long> device_packets_;
   DeviceBuffer<uint16_t> device_next_hop_ports_;
-  RouterView device_view_{};
+  std::array<RouterView, 2> device_views_{};
+  // Streams that launched over each copy since it was last written (synchronized before it is).
+  mutable std::mutex use_m_;
+  mutable std::array<std::set<cudaStream_t>, 2> device_users_;
+  cudaStream_t update_stream_ = nullptr;
 #endif
 };
 

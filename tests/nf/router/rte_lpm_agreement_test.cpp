@@ -15,6 +15,8 @@
 
 #include "nf/router/lpm_dir24_8.h"
 #include "nf/router/route_file.h"
+#include "nf/router/live_routes.h"
+#include "route_sequence.h"
 #include "peers/rte_lpm_peer.h"
 
 namespace gpunfv {
@@ -150,6 +152,37 @@ TEST(RteLpmAgreement, FullTable) {
     addrs.push_back(p.addr | (p.len == 32 ? 0 : ~uint32_t(0) >> p.len));
   }
   EXPECT_EQ(disagreements(ours, *peer, addrs), 0u) << addrs.size() << " addresses";
+}
+
+
+// Incremental updates, checked independently: the same random add/delete sequence applied to
+// rte_lpm (rte_lpm_add / rte_lpm_delete) and to our live table (in transactions of varying
+// size), compared by lookups after each transaction.
+TEST(RteLpmAgreement, IncrementalAddDeleteSequences) {
+  for (uint32_t seed = 21; seed <= 23; ++seed) {
+    const std::vector<RouteOp> ops = random_route_ops(seed, 3000, false);
+    MAKE_PEER_OR_RETURN(peer, std::vector<Route>{});
+    peer.reset();
+    peer = std::make_unique<RteLpmPeer>(std::vector<Route>{}, 4096, 1024);
+    LiveRouteTable ours(std::vector<Route>{}, 1024);
+    const std::vector<uint32_t> addrs = route_probe_addresses(seed);
+    size_t at = 0, round = 0;
+    while (at < ops.size()) {
+      const size_t to = std::min(ops.size(), at + 1 + (round++ * 37) % 250);
+      std::vector<LiveRouteTable::Change> changes;
+      for (size_t i = at; i < to; ++i) {
+        changes.push_back({ops[i].prefix, ops[i].next_hop});
+        if (ops[i].next_hop)
+          peer->add(Route{ops[i].prefix, *ops[i].next_hop});
+        else
+          peer->remove(ops[i].prefix);
+      }
+      ours.apply(changes, "test");
+      at = to;
+      ASSERT_EQ(disagreements(ours.live_table(), *peer, addrs), 0u)
+          << "seed " << seed << " after " << at << " operations";
+    }
+  }
 }
 
 }  // namespace

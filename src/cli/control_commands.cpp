@@ -1,0 +1,248 @@
+#include "cli/control_commands.h"
+
+#include <cctype>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "nf/firewall/firewall.h"
+#include "nf/router/route_file.h"
+#include "nf/router/router.h"
+
+namespace gpunfv {
+
+namespace {
+
+// A refused command: its reason goes back to the client as {"ok": false, "error": ...}.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+nlohmann::json ok(nlohmann::json j = nlohmann::json::object()) {
+  j["ok"] = true;
+  return j;
+}
+
+nlohmann::json refused(const std::string& why) { return {{"ok", false}, {"error", why}}; }
+
+std::string joined(const std::vector<std::string>& words, size_t from = 0) {
+  std::string out;
+  for (size_t i = from; i < words.size(); ++i) out += (out.empty() ? "" : " ") + words[i];
+  return out;
+}
+
+}  // namespace
+
+bool looks_like_prefix(const std::string& w) {
+  const size_t slash = w.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == w.size()) return false;
+  for (size_t i = 0; i < w.size(); ++i)
+    if (i != slash && !(std::isdigit(static_cast<unsigned char>(w[i])) || (i < slash && w[i] == '.')))
+      return false;
+  return true;
+}
+
+nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
+  try {
+    if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string())
+      return refused("a request is a JSON object with \"cmd\" (a string) and \"args\" (strings)");
+    std::vector<std::string> args;
+    if (request.contains("args")) {
+      if (!request["args"].is_array()) return refused("\"args\" must be an array of strings");
+      for (const auto& a : request["args"]) {
+        if (!a.is_string()) return refused("\"args\" must be an array of strings");
+        args.push_back(a.get<std::string>());
+      }
+    }
+    std::string nf;
+    if (request.contains("nf")) {
+      if (!request["nf"].is_string()) return refused("\"nf\" must be a string");
+      nf = request["nf"].get<std::string>();
+    }
+    const std::string cmd = request["cmd"].get<std::string>();
+    if (cmd == "stats") return stats();
+    if (cmd == "stop") {
+      stop_();
+      return ok({{"stopping", true}});
+    }
+    if (cmd == "reload") return reload();
+    if (cmd == "routes") return routes(args, nf);
+    if (cmd == "firewall") return firewall(args, nf);
+    return refused("unknown command '" + cmd + "' (commands: stats, routes, firewall, reload, stop)");
+  } catch (const Refused& e) {
+    return refused(e.what());
+  } catch (const ConfigError& e) {
+    return refused(e.what());
+  } catch (const std::exception& e) {
+    return refused(e.what());
+  }
+}
+
+template <typename T>
+T& ControlCommands::find_nf(const std::string& type, const std::string& name) const {
+  T* found = nullptr;
+  size_t count = 0;
+  for (auto& n : rc_.nfs) {
+    auto* t = dynamic_cast<T*>(n.get());
+    if (!t) continue;
+    ++count;
+    if (name.empty() || n->name() == name) found = found ? found : t;
+  }
+  if (!name.empty() && !found) throw Refused("no " + type + " NF named '" + name + "'");
+  if (count == 0) throw Refused("the configuration has no " + type + " NF");
+  if (name.empty() && count > 1)
+    throw Refused("the configuration has " + std::to_string(count) + " " + type +
+                  " NFs: name one (--nf NAME)");
+  return *found;
+}
+
+// A port a router may send to: one with a tx side that no forward sends to and that is not a
+// GPU ring (those take only the chains they feed), as the configuration's own check requires.
+uint16_t ControlCommands::tx_port(const std::string& name) const {
+  for (size_t i = 0; i < rc_.ports.size(); ++i) {
+    const Port& p = *rc_.ports[i];
+    if (p.name() != name) continue;
+    if (!p.has_tx()) throw Refused("port '" + name + "' has no tx side");
+    if (p.type() == "gpuring") throw Refused("port '" + name + "' is a gpuring port: not a route's next hop");
+    for (const ForwardSpec& f : rc_.forwards)
+      if (f.to == i) throw Refused("port '" + name + "' is a forward's target");
+    return uint16_t(i);
+  }
+  throw Refused("unknown port '" + name + "'");
+}
+
+ReadLimit ControlCommands::limit() const {
+  return ReadLimit{uint64_t(rc_.settings.max_input_file_mb) << 20, ""};
+}
+
+nlohmann::json ControlCommands::stats() const {
+  nlohmann::json j = ok();
+  {
+    std::lock_guard<std::mutex> lk(stats_m_);
+    j["running"] = stats_ != nullptr;
+    nlohmann::json ports = nlohmann::json::array();
+    if (stats_)
+      for (const auto& p : stats_->ports)
+        ports.push_back({{"name", p->name}, {"rx_packets", p->rx_packets.load()},
+                         {"tx_packets", p->tx_packets.load()}, {"forwarded", p->forwarded.load()},
+                         {"dropped", p->dropped_total.load()}});
+    j["ports"] = std::move(ports);
+  }
+  nlohmann::json nfs = nlohmann::json::array();
+  for (const auto& n : rc_.nfs) {
+    nlohmann::json e = {{"name", n->name()}, {"type", std::string(n->type())}};
+    if (auto* r = dynamic_cast<const Router*>(n.get())) {
+      e["routes"] = r->route_count();
+      e["table_version"] = r->live().log().latest();
+      e["table_versions"] = r->live().log().json();
+    } else if (auto* f = dynamic_cast<const Firewall*>(n.get())) {
+      nlohmann::json rep = nlohmann::json::object();
+      e["rules"] = f->rule_count();
+      f->report(rep);
+      e["table_version"] = rep["table_version"];
+      e["table_versions"] = rep["table_versions"];
+    }
+    nfs.push_back(std::move(e));
+  }
+  j["nfs"] = std::move(nfs);
+  return j;
+}
+
+nlohmann::json ControlCommands::routes(const std::vector<std::string>& args, const std::string& nf) {
+  const char* usage =
+      "usage: routes add|del|replace PREFIX/LEN PORT ... (del: PREFIX/LEN ...) or routes add|del|replace FILE";
+  if (args.size() < 2) throw Refused(usage);
+  const std::string& op = args[0];
+  if (op != "add" && op != "del" && op != "replace") throw Refused(usage);
+  Router& router = find_nf<Router>("router", nf);
+  const std::string what = "routes " + joined(args);
+  const bool single = args.size() > 2 || looks_like_prefix(args[1]);
+  uint64_t version = 0;
+  if (!single) {  // a file
+    if (args.size() != 2) throw Refused(usage);
+    const std::string& file = args[1];
+    if (op == "del") {
+      std::vector<Router::RouteUpdate> dels;
+      for (const Ipv4Prefix& p : read_prefix_file(file, limit())) dels.push_back({p, std::nullopt, ""});
+      version = router.update(dels, what);
+    } else {
+      RouteTable t = read_route_file(file, [&](const std::string& port) -> std::optional<uint16_t> {
+        return tx_port(port);
+      }, limit());
+      if (op == "replace") {
+        version = router.replace(t, what);
+      } else {
+        std::vector<Router::RouteUpdate> adds;
+        for (const Route& r : t.routes)
+          adds.push_back({r.prefix, t.next_hop_ports[r.next_hop], t.next_hop_names[r.next_hop]});
+        version = router.update(adds, what);
+      }
+    }
+  } else {
+    std::vector<Router::RouteUpdate> changes;
+    const size_t step = op == "del" ? 1 : 2;
+    if ((args.size() - 1) % step != 0) throw Refused(usage);
+    for (size_t i = 1; i < args.size(); i += step) {
+      auto p = parse_ipv4_prefix(args[i]);
+      if (!p) throw Refused("'" + args[i] + "': not a prefix a.b.c.d/len without host bits");
+      if (op == "del") {
+        changes.push_back({*p, std::nullopt, ""});
+        continue;
+      }
+      if (op == "replace" && !router.live().find(*p))
+        throw Refused(args[i] + ": no such route (routes add makes one)");
+      changes.push_back({*p, tx_port(args[i + 1]), args[i + 1]});
+    }
+    version = router.update(changes, what);
+  }
+  return ok({{"nf", router.name()}, {"table_version", version}, {"routes", router.route_count()}});
+}
+
+nlohmann::json ControlCommands::firewall(const std::vector<std::string>& args, const std::string& nf) {
+  if (args.size() != 2 || args[0] != "replace") throw Refused("usage: firewall replace RULE_FILE");
+  Firewall& fw = find_nf<Firewall>("firewall", nf);
+  const uint64_t version = fw.replace_rules(args[1], limit());
+  return ok({{"nf", fw.name()}, {"table_version", version}, {"rules", fw.rule_count()}});
+}
+
+nlohmann::json ControlCommands::reload() {
+  nlohmann::json results = nlohmann::json::array();
+  bool all = true;
+  for (auto& n : rc_.nfs) {
+    nlohmann::json r = {{"nf", n->name()}};
+    try {
+      if (auto* router = dynamic_cast<Router*>(n.get())) {
+        const std::string& file = router->routes_file();
+        r["file"] = file;
+        RouteTable t;
+        if (!router->spread_ports().empty()) {
+          std::vector<uint16_t> ports;
+          for (const std::string& name : router->spread_ports()) ports.push_back(tx_port(name));
+          t.routes = spread_routes(read_prefix_file(file, limit()), uint32_t(ports.size()));
+          t.next_hop_names = router->spread_ports();
+          t.next_hop_ports = ports;
+        } else {
+          t = read_route_file(file, [&](const std::string& port) -> std::optional<uint16_t> {
+            return tx_port(port);
+          }, limit());
+        }
+        r["table_version"] = router->replace(t, "reload " + file);
+      } else if (auto* fw = dynamic_cast<Firewall*>(n.get())) {
+        r["file"] = fw->rules_file();
+        r["table_version"] = fw->replace_rules(fw->rules_file(), limit(), "reload " + fw->rules_file());
+      } else {
+        continue;
+      }
+      r["ok"] = true;
+    } catch (const std::exception& e) {
+      r["ok"] = false;
+      r["error"] = e.what();
+      all = false;
+    }
+    results.push_back(std::move(r));
+  }
+  nlohmann::json j = {{"ok", all}, {"reloaded", results}};
+  if (!all) j["error"] = "some tables were not reloaded (each kept its live table)";
+  return j;
+}
+
+}  // namespace gpunfv
