@@ -1,6 +1,7 @@
 #include "chain/live_metrics.h"
 
 #include "core/clock.h"
+#include "nf/table_versions.h"
 
 namespace gpunfv {
 
@@ -80,6 +81,7 @@ MetricsSnapshot live_metrics(const LiveParts& p) {
   for (size_t n = 0; n < p.rc.nfs.size(); ++n) {
     NfSample ns{p.rc.nfs[n]->name(), std::string(p.rc.nfs[n]->type()), 0, 0, {}};
     if (n < eg.nfs.size()) ns.in = eg.nfs[n].in, ns.out = eg.nfs[n].out, ns.drops = eg.nfs[n].drops;
+    if (const TableVersionLog* v = p.rc.nfs[n]->table_versions()) ns.table_version = int64_t(v->latest());
     m.nfs.push_back(std::move(ns));
   }
   for (size_t c = 0; c < p.rc.chains.size(); ++c) {

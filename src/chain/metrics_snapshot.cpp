@@ -65,7 +65,13 @@ MetricsSnapshot metrics_from_stats(const RunStats& s) {
     ps.dropped = p->dropped.total();
     m.ports.push_back(std::move(ps));
   }
-  for (const NfCounters& n : s.nfs) m.nfs.push_back({n.name, n.type, n.in, n.out, n.drops});
+  for (size_t i = 0; i < s.nfs.size(); ++i) {
+    const NfCounters& n = s.nfs[i];
+    NfSample ns{n.name, n.type, n.in, n.out, n.drops};
+    if (i < s.nf_reports.size() && s.nf_reports[i].contains("table_version"))
+      ns.table_version = s.nf_reports[i]["table_version"].get<int64_t>();
+    m.nfs.push_back(std::move(ns));
+  }
   for (size_t c = 0; c < s.chains.size(); ++c)
     add_chain(m, s.chains[c], c < s.chain_latency.size() ? s.chain_latency[c] : LatencyHistogram{});
   return m;

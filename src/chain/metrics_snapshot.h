@@ -29,6 +29,7 @@ struct NfSample {
   std::string name, type;
   uint64_t in = 0, out = 0;
   DropCounts drops;
+  int64_t table_version = -1;  // the live table's version (NFs with live tables), else -1
 };
 
 // One NF node of one chain: its input queue and what ran it.

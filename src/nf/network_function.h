@@ -23,6 +23,8 @@
 
 namespace gpunfv {
 
+class TableVersionLog;
+
 enum class Backend { cpu, gpu };
 
 // Where a finished batch came from, for NFs that log per packet (e.g. NIDS alerts).
@@ -108,6 +110,8 @@ class NetworkFunction {
   virtual bool collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const { return true; }
   // NF-specific additions to the JSON report (e.g. rule_hits) and the end of a run.
   virtual void report(nlohmann::json& j) const {}
+  // An NF whose tables change while packets flow (control socket, SIGHUP): their versions.
+  virtual const TableVersionLog* table_versions() const { return nullptr; }
   virtual void finish() {}
 
   // Ports this NF may send packets to (validated to have a tx side at load time).

@@ -92,6 +92,14 @@ void nfs(Writer& w, const MetricsSnapshot& m) {
   for (const NfSample& n : m.nfs) w.sample("gpunfv_nf_out_packets_total", labels("nf", n.name, "type", n.type), n.out);
   w.family("gpunfv_nf_drops_total", "counter", "Packets the NF dropped, by reason.");
   for (const NfSample& n : m.nfs) drops(w, "gpunfv_nf_drops_total", "nf", n.name, n.drops);
+  bool any_table = false;
+  for (const NfSample& n : m.nfs) any_table = any_table || n.table_version >= 0;
+  if (!any_table) return;
+  w.family("gpunfv_nf_table_version", "gauge",
+           "The version of the NF's live table; each route or rule update makes one.");
+  for (const NfSample& n : m.nfs)
+    if (n.table_version >= 0)
+      w.sample("gpunfv_nf_table_version", labels("nf", n.name, "type", n.type), uint64_t(n.table_version));
 }
 
 void stages(Writer& w, const MetricsSnapshot& m) {

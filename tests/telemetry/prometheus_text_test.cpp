@@ -67,6 +67,19 @@ TEST(PrometheusText, CountersGaugesAndEscapedLabels) {
   EXPECT_EQ(t.find("reason=\"oversize\""), std::string::npos);
 }
 
+// An NF with live tables (routes, rules) exports its table's version; others have none.
+TEST(PrometheusText, TableVersionOnlyForNfsWithLiveTables) {
+  MetricsSnapshot m = sample();
+  EXPECT_EQ(prometheus_text(m).find("gpunfv_nf_table_version"), std::string::npos);
+  m.nfs[0].table_version = 3;
+  NfSample ids{"ids", "nids", 5, 5, {}};
+  m.nfs.push_back(ids);
+  const std::string t = prometheus_text(m);
+  EXPECT_TRUE(has_line(t, "# TYPE gpunfv_nf_table_version gauge"));
+  EXPECT_TRUE(has_line(t, "gpunfv_nf_table_version{nf=\"r1\",type=\"router\"} 3"));
+  EXPECT_EQ(t.find("gpunfv_nf_table_version{nf=\"ids\""), std::string::npos);
+}
+
 TEST(PrometheusText, HistogramBucketsAreExactAndCumulative) {
   const std::string t = prometheus_text(sample());
   const std::string name = "gpunfv_chain_latency_seconds";

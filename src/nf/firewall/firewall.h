@@ -99,6 +99,7 @@ class Firewall final : public NetworkFunction {
   bool collects() const override { return !device_counting_; }
   void finish() override;
   void report(nlohmann::json& j) const override;
+  const TableVersionLog* table_versions() const override { return &tables_.log(); }
   // "describe", or "match SRC DST PROTO SPORT DPORT" (the rule a 5-tuple matches).
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;

@@ -61,6 +61,7 @@ class Router final : public NetworkFunction {
   std::string describe() const override;
   // `routes`, the live table's version and packets per version (`table_versions`).
   void report(nlohmann::json& j) const override;
+  const TableVersionLog* table_versions() const override { return &live_.log(); }
   // GPU backend: adds the packets counted on the device to their table versions.
   void finish() override;
 
