@@ -38,15 +38,14 @@ void Router::take_device_packets(int slot) {
 
 void Router::finish() {
   if (!device_packets_.size()) return;
-  for (int s = 0; s < 2; ++s) {
-    std::set<cudaStream_t> streams;
-    {
-      std::lock_guard<std::mutex> lk(use_m_);
-      streams = device_users_[s];
-    }
-    for (cudaStream_t st : streams) GPUNFV_CUDA(cudaStreamSynchronize(st));
-    take_device_packets(s);
+  // The run is over: the stage has seen every launch over either copy complete, and the
+  // streams that made them went with it (a gnet lane's with its green context).
+  {
+    std::lock_guard<std::mutex> lk(use_m_);
+    device_users_[0].clear();
+    device_users_[1].clear();
   }
+  for (int s = 0; s < 2; ++s) take_device_packets(s);
 }
 
 void Router::prepare_gpu_updates() {

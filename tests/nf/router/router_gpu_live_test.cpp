@@ -21,7 +21,10 @@ namespace {
 
 // Runs `router` over one batch of frames to `addrs` on the device and on the host; returns
 // mismatches in verdict or egress port.
-size_t gpu_vs_cpu(const Router& router, const std::vector<uint32_t>& addrs, bool count_known) {
+// `stream` lives for the whole test: the router waits on the streams that last launched over a
+// table copy before it writes that copy again, as a run's NF streams live for the run.
+size_t gpu_vs_cpu(const Router& router, const std::vector<uint32_t>& addrs, bool count_known,
+                  cudaStream_t stream) {
   const uint32_t n = uint32_t(addrs.size());
   Batch cpu(n, 128, MemoryKind::host);
   cpu.set_count(n);
@@ -37,13 +40,10 @@ size_t gpu_vs_cpu(const Router& router, const std::vector<uint32_t>& addrs, bool
   }
   DeviceBuffer<uint8_t> device(cpu.layout().bytes);
   EXPECT_EQ(cudaMemcpy(device.data(), cpu.base(), cpu.layout().bytes, cudaMemcpyHostToDevice), cudaSuccess);
-  cudaStream_t stream;
-  EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   GpuStream gs{stream, 0, 256};
   gs.packets = count_known ? n : 0;  // 0: the router counts them on the device
   router.process_gpu(cpu.layout().view(device.data(), n), 0, gs);
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  cudaStreamDestroy(stream);
   Batch gpu(n, 128, MemoryKind::host);
   gpu.set_count(n);
   EXPECT_EQ(cudaMemcpy(gpu.base(), device.data(), cpu.layout().bytes, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -63,6 +63,8 @@ TEST(GpuRouterLive, UpdatedDeviceTablesRouteAsTheHost) {
   router.prepare(Backend::gpu);
   const std::vector<RouteOp> ops = random_route_ops(5, 3000, true);
   const std::vector<uint32_t> addrs = route_probe_addresses(5);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   size_t at = 0, round = 0;
   while (at < ops.size()) {
     const size_t to = std::min(ops.size(), at + 1 + (round++ * 53) % 300);
@@ -73,11 +75,12 @@ TEST(GpuRouterLive, UpdatedDeviceTablesRouteAsTheHost) {
                          ops[i].next_hop ? names[*ops[i].next_hop] : ""});
     router.update(changes, "test");
     at = to;
-    ASSERT_EQ(gpu_vs_cpu(router, addrs, round % 2 == 0), 0u) << "after " << at << " operations";
+    ASSERT_EQ(gpu_vs_cpu(router, addrs, round % 2 == 0, stream), 0u) << "after " << at << " operations";
   }
   // Every packet of every batch was counted against the one version it ran with (the device's
   // counts join theirs by finish()).
   router.finish();
+  cudaStreamDestroy(stream);
   EXPECT_EQ(router.live().log().packets(), 2 * round * addrs.size());
 }
 
