@@ -101,6 +101,9 @@ class GpuStage final : public ProcessingStage {
     debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
     fused_ = rc.settings.gpu_pipeline == "fused";
+    nf_paths_.assign(rc.nfs.size(), 0);
+    for (const Chain& c : rc.chains)
+      for (size_t nf : c.path) ++nf_paths_[nf];
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));
@@ -403,6 +406,13 @@ class GpuStage final : public ProcessingStage {
       begin();
       GpuStream gs = w.lane->gs;
       gs.packets = hv.node_packets[k];
+      // An NF on several chains' paths sees their batches on several lanes: its stream is then
+      // not the only way in, and an NF with ordered state must order them itself. aux_done
+      // stays: an event of the lane's context, which the NF may record on the lane's stream.
+      if (nf_paths_[chain.path[k]] > 1) {
+        gs.serial = false;
+        gs.aux = nullptr;
+      }
       launch_node_gpu(rc_, chain, dv, k, gs);
       publish_counts(dv, hv, b, st);
     } else {
@@ -667,6 +677,7 @@ class GpuStage final : public ProcessingStage {
     std::atomic<uint64_t> batches{0}, filling_ns{0}, waiting_ns{0}, on_gpu_ns{0};
   };
   std::vector<BatchTimes> batch_times_;  // by chain
+  std::vector<uint32_t> nf_paths_;       // by NF: how many chain path entries name it
   std::mutex times_m_;
   std::unordered_map<const Batch*, Times> times_;  // batches in the stage
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};

@@ -46,7 +46,7 @@ struct GpuStream {
   // pass for batch k + 1 there while its per-packet work for batch k runs on `stream`, with an
   // event making `stream` wait for the pass before it uses its result.
   cudaStream_t aux = nullptr;
-  cudaEvent_t aux_done = nullptr;  // an event of aux's context, for `stream` to wait on
+  cudaEvent_t aux_done = nullptr;  // an event of the lane's context (aux's and stream's)
   // Packets sent to this NF in the batch, as the host knows them (0: not known), for counting
   // them against the table version the launch uses (nf/table_versions.h).
   uint32_t packets = 0;

@@ -420,3 +420,39 @@ def test_batches_of_malformed_frames_do_not_stall_the_gateway(gpunfv, tmp_path, 
     assert report["ports"]["in"]["dropped"] == 80
     _, frames = read_pcap(out)
     assert [struct.unpack("!I", f[38:42])[0] for _, f in frames] == list(range(1, 81))
+
+
+# --- one gateway on two chains ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend,scheduler", [("cpu", "unco"), ("gpu", "unco"), ("gpu", "fair")])
+def test_two_chains_share_one_sa_without_reusing_a_sequence_number(gpunfv, tmp_path, backend,
+                                                                   scheduler):
+    """Two ports' chains go through one outbound gateway and its one SA at once. Every packet
+    gets its own sequence number (reuse would repeat a counter block of AES-CTR's keystream),
+    numbers 1..N with none missing, increasing within each chain's output."""
+    sa = make_sa(0x6003, "0.0.0.0/0")
+    outs = [tmp_path / f"tunnel-a-{backend}.pcap", tmp_path / f"tunnel-b-{backend}.pcap"]
+    count = 60000
+    config = write_config(
+        tmp_path / f"two-chains-{backend}-{scheduler}.yaml",
+        ports=[{"name": "a", "type": "generator", "size": 128, "flows": 64, "count": count, "seed": 1},
+               {"name": "b", "type": "generator", "size": 200, "flows": 64, "count": count, "seed": 2},
+               {"name": "ta", "type": "pcap", "tx": outs[0]},
+               {"name": "tb", "type": "pcap", "tx": outs[1]}],
+        nfs=[{"name": "esp", "type": "ipsec", "direction": "outbound", "sas": [sa]}],
+        chains=[{"from": "a", "path": ["esp"], "to": "ta"}, {"from": "b", "path": ["esp"], "to": "tb"}],
+        settings={"batch_size": 256, "batches": 32, "scheduler": scheduler})
+    report = run_backend(gpunfv, config, backend)
+    if report is None:
+        pytest.skip("no usable GPU backend here")
+    assert report["nfs"]["esp"]["out"] == 2 * count
+    every = []
+    for out in outs:
+        _, frames = read_pcap(out)
+        assert len(frames) == count
+        seqs = [struct.unpack("!II", f[34:42]) for _, f in frames]
+        assert {s for s, _ in seqs} == {0x6003}
+        mine = [q for _, q in seqs]
+        assert all(x < y for x, y in zip(mine, mine[1:])), "sequence numbers out of order"
+        every += mine
+    assert sorted(every) == list(range(1, 2 * count + 1))

@@ -6,9 +6,11 @@
 // the NF, in the order process_gpu() is called (the GPU stage's single launcher thread calls it
 // in ingress order): an event hands each batch from its stream to the NF's stream for the
 // ordered pass and back. The per-packet work of different batches still overlaps freely.
-// In a chain pipeline every batch comes through one serial stream of the NF's SM partition;
-// outbound SA selection and numbering then run on the partition's second stream
-// (GpuStream::aux), so numbering batch k + 1 overlaps encrypting batch k.
+// In a chain pipeline where the NF is on one chain's path, every batch comes through one serial
+// stream of the NF's SM partition; outbound SA selection and numbering then run on the
+// partition's second stream (GpuStream::aux), so numbering batch k + 1 overlaps encrypting
+// batch k. An NF on several chains' paths gets batches on each chain's lane, so the GPU stage
+// hands it non-serial streams and the ordered passes go through the NF's own stream.
 //
 // Order within a batch: outbound, one block per SA numbers the batch with a block-wide prefix
 // count (number_kernel). Inbound, one warp per SA walks the batch 32 packets at a time, in
@@ -113,7 +115,8 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa
   __shared__ typename Scan::TempStorage scan_storage;
   constexpr uint32_t kTile = uint32_t(kNumberThreads) * kNumberItems;
   for (uint32_t sa = blockIdx.x; sa < sa_count; sa += gridDim.x) {
-    uint64_t next = state[sa].next_seq;
+    const uint64_t first_seq = state[sa].next_seq;
+    uint64_t next = first_seq;
     for (uint32_t base = 0; base < b.count; base += kTile) {
       const uint32_t first = base + threadIdx.x * kNumberItems;
       uint32_t mine = 0;  // bit j: packet first + j belongs to this SA
@@ -139,7 +142,9 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa
       next += tile_total;
       __syncthreads();  // scan_storage is reused by the next tile
     }
-    if (threadIdx.x == 0) state[sa].next_seq = next < esp::kLastSeq + 1 ? next : esp::kLastSeq + 1;
+    // An SA this batch does not use is left alone, not rewritten with the value read above.
+    if (threadIdx.x == 0 && next != first_seq)
+      state[sa].next_seq = next < esp::kLastSeq + 1 ? next : esp::kLastSeq + 1;
     __syncthreads();
   }
 }
@@ -222,8 +227,11 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       GPUNFV_CUDA(cudaGetLastError());
       return;
     }
-    GPUNFV_CUDA(cudaEventRecord(gpu_->ready, s.stream));
-    GPUNFV_CUDA(cudaStreamWaitEvent(gpu_->order, gpu_->ready, 0));
+    // A stream records only events of its own context: a lane's (green context) stream brings
+    // one (aux_done, unused without serial); other streams are the primary context's.
+    cudaEvent_t ready = s.aux_done ? s.aux_done : gpu_->ready;
+    GPUNFV_CUDA(cudaEventRecord(ready, s.stream));
+    GPUNFV_CUDA(cudaStreamWaitEvent(gpu_->order, ready, 0));
     pass();
     GPUNFV_CUDA(cudaGetLastError());
     GPUNFV_CUDA(cudaEventRecord(gpu_->done, gpu_->order));

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "io/gpuring/ring/descriptors.h"
 #include "io/gpuring/ring/ring_sync.h"
 
@@ -103,13 +105,17 @@ class CudaDmaEngine final : public DmaEngine {
   void copy_rows(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
                  size_t rows) override {
     if (rows == 0 || width == 0) return;
+    cudaError_t e;
     if (rows == 1 || (dst_pitch == src_pitch && 2 * width >= dst_pitch)) {
       // Rows filling at least half their pitch: one linear span is cheaper for the engine than
       // a pitched copy, and the gaps between rows are the caller's too (see the header).
-      GPUNFV_CUDA(cudaMemcpyAsync(dst, src, (rows - 1) * dst_pitch + width, cudaMemcpyDefault, stream_));
+      e = cudaMemcpyAsync(dst, src, (rows - 1) * dst_pitch + width, cudaMemcpyDefault, stream_);
     } else {
-      GPUNFV_CUDA(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, stream_));
+      e = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, stream_);
     }
+    if (e != cudaSuccess)  // the copy's shape, for finding which side was out of its memory
+      throw GpuError(fmt::format("DMA copy of {} rows of {} bytes, {} -> {} (pitches {}, {}): {}", rows,
+                                 width, src, dst, src_pitch, dst_pitch, cudaGetErrorString(e)));
   }
   void write_descriptors(void* ring_dst, const void* host_src, size_t count) override {
     // One copy; the copy engine writes each 16-byte descriptor no narrower than 8-byte aligned
