@@ -168,6 +168,15 @@ uint32_t NicEmulator::meta_index(uint64_t addr) const {
   return v_.p.total_slots() + tv_.slot_of_bus(addr);
 }
 
+bool NicEmulator::is_slot_address(uint64_t addr) const {
+  const uint64_t rx_span = uint64_t(v_.p.total_slots()) * v_.p.slot_bytes;
+  const uint64_t tx_span = uint64_t(tv_.p.total_slots()) * tv_.p.slot_bytes;
+  const bool in_rx = addr >= v_.bus_base && addr < v_.bus_base + rx_span;
+  const bool in_tx = addr >= tv_.bus_base && addr < tv_.bus_base + tx_span;
+  return (in_rx && (addr - v_.bus_base) % v_.p.slot_bytes == 0) ||
+         (in_tx && (addr - tv_.bus_base) % tv_.p.slot_bytes == 0);
+}
+
 uint8_t* NicEmulator::staging_entry(const Batch& staging, uint32_t index) {
   return staging.base() + staging.layout().off_data + size_t(index) * staging.stride();
 }

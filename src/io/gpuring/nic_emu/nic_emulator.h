@@ -110,6 +110,7 @@ struct NicStats {
   uint64_t drops_ring_full = 0;    // nic_rx_ring_full
   uint64_t drops_oversize = 0;     // longer than a slot (the 82599 would count ROC)
   uint64_t pauses = 0;             // flow control: steps that found the ring full and waited
+  uint64_t rx_refetches = 0;       // rx descriptors read again: the fetched copy named no slot
   uint64_t tx_packets = 0, tx_bytes = 0, tx_errors = 0;  // tx_errors: the sink refused
   uint64_t reordered = 0;          // sent after a frame that arrived later (any ring)
   uint64_t reordered_in_ring = 0;  // the same, within one ring (the protocol keeps it 0)
@@ -202,6 +203,8 @@ class NicEmulator {
 
   // meta_'s index of the slot at bus address `addr` (of either set).
   uint32_t meta_index(uint64_t addr) const;
+  bool is_slot_address(uint64_t addr) const;
+  uint64_t rx_buffer_of(uint32_t r, uint32_t d);
   static uint8_t* staging_entry(const Batch& staging, uint32_t index);
   void build_breakdown();
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "core/clock.h"
 #include "io/gpuring/nic_emu/nic_emulator.h"
@@ -78,6 +80,23 @@ void NicEmulator::prefetch_rx_descriptors(uint32_t r, uint32_t rdt, bool needed_
   }
 }
 
+// The buffer address of fetched descriptor d of ring r. The NIC never DMAs outside the ring
+// memory (an IOMMU would fault it): a fetched copy naming no slot is read again once, after
+// every copy issued so far, and still naming none it stops the emulator with the descriptor.
+uint64_t NicEmulator::rx_buffer_of(uint32_t r, uint32_t d) {
+  uint64_t addr = rx_mirror_[r][d].read.pkt_addr;
+  if (is_slot_address(addr)) return addr;
+  ++stats_.rx_refetches;
+  dma_.wait();
+  dma_.read(rx_mirror_[r] + d, v_.rx_desc + uint64_t(r) * v_.p.ring_size + d, sizeof(RxDesc));
+  addr = rx_mirror_[r][d].read.pkt_addr;
+  if (!is_slot_address(addr))
+    throw std::runtime_error("NIC emulator: rx descriptor " + std::to_string(d) + " of ring " +
+                             std::to_string(r) + " names buffer address " + std::to_string(addr) +
+                             ", outside the ring's slots");
+  return addr;
+}
+
 bool NicEmulator::reap_rx(uint32_t wait) {
   bool any = false;
   uint32_t waited = 0;
@@ -143,7 +162,7 @@ bool NicEmulator::rx_step() {
     }
     if (rdh_[r] == rx_fetched_until_[r]) prefetch_rx_descriptors(r, rdt, true);
     const uint32_t d = rdh_[r];
-    const uint64_t addr = rx_mirror_[r][d].read.pkt_addr;
+    const uint64_t addr = rx_buffer_of(r, d);
     const uint64_t seq = next_seq_++;
     // Latency counts from the frame's arrival: its scheduled time when paced (a late emulator
     // is the NIC's delay), else when it was taken.
