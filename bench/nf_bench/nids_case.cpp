@@ -283,7 +283,7 @@ NfCase make_nids_case(RuntimeConfig& rc, const CaseOptions& o) {
   auto rules = std::make_unique<HyperscanRules>(nids, o.threads);
   c.notes.push_back(fmt::format(
       "peer: Hyperscan {} as Suricata's detection uses it (mpm-algo hs, spm-algo hs): {} fast "
-      "patterns (one per rule, its longest content) in one database, {} other contents in "
+      "patterns (one per rule: its fast_pattern content, else its longest) in one database, {} other contents in "
       "single-pattern databases, {} KiB in all, built in {:.1f} s; scratch per thread",
       HyperscanPeer::version(), rules->peer().fast_patterns(), rules->peer().verify_patterns(),
       rules->peer().database_bytes() / 1024, (monotonic_ns() - t0) / 1e9));

@@ -4,8 +4,8 @@
 // matcher (SPM), as Suricata does with `mpm-algo: hs` and `spm-algo: hs`. A rule fires when all
 // its contents occur anywhere in the payload (the NIDS's rule semantics, rules_file.h).
 //
-// The fast pattern of a rule is the anchor the NIDS's RuleMatcher chose (its longest content,
-// which is also Suricata's choice where a rule names none). One MPM database (literal API,
+// The fast pattern of a rule is the anchor the NIDS's RuleMatcher chose: the content the rule
+// marks `fast_pattern`, else its longest content (Suricata's choice where a rule names none). One MPM database (literal API,
 // block mode, single match per pattern), one SPM database per other content; databases are
 // shared, scratch space is per thread.
 //

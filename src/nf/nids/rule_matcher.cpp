@@ -18,8 +18,13 @@ RuleMatcher::Compiled RuleMatcher::compile(std::span<const Rule> rules,
   c.rule_patterns.reserve(rules.size());
   for (const Rule& r : rules) {
     std::vector<uint32_t> ids;
-    for (const RuleContent& content : r.contents)
-      if (!content.negated) ids.push_back(c.patterns.add(content.bytes, content.nocase));
+    uint32_t fast = kNone;
+    for (const RuleContent& content : r.contents) {
+      if (content.negated) continue;
+      ids.push_back(c.patterns.add(content.bytes, content.nocase));
+      if (content.fast_pattern && fast == kNone) fast = ids.back();
+    }
+    c.fast_pattern.push_back(fast);
     if (ids.empty())
       throw std::invalid_argument("rule sid " + std::to_string(r.sid) +
                                   " has no content that is not negated");
@@ -46,13 +51,17 @@ RuleMatcher::RuleMatcher(Compiled c)
     : patterns_(std::move(c.patterns)), ac_(std::span<const Pattern>(patterns_.patterns())) {
   const uint32_t n_patterns = uint32_t(patterns_.size());
   const uint32_t n_rules = uint32_t(c.rule_patterns.size());
-  // Anchor: the rule's longest pattern (ties: the lowest id), as the rarest to occur.
-  std::vector<uint32_t> anchor(n_rules);
+  // Anchor: the rule's fast_pattern content, else its longest pattern (ties: the lowest id), as
+  // the rarest to occur.
+  std::vector<uint32_t>& anchor = anchor_;
+  anchor.resize(n_rules);
   for (uint32_t r = 0; r < n_rules; ++r) {
     const auto& ids = c.rule_patterns[r];
-    anchor[r] = *std::max_element(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
-      return patterns_[a].bytes.size() < patterns_[b].bytes.size();
-    });
+    anchor[r] = c.fast_pattern[r] != kNone
+                    ? c.fast_pattern[r]
+                    : *std::max_element(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
+                        return patterns_[a].bytes.size() < patterns_[b].bytes.size();
+                      });
   }
   // Rules grouped by anchor (counting sort keeps rule order within a group: ascending).
   anchor_begin_.assign(n_patterns + 1, 0);

@@ -3,7 +3,9 @@
 // straight to the rules that may fire.
 //
 // A rule fires when all of its patterns occur. Each rule is filed under one of its patterns,
-// its anchor (the longest: long patterns occur rarely, so rules are looked at rarely); when the
+// its anchor (the content the rule marks `fast_pattern`, as Suricata's and Snort's prefilter
+// takes it; else the longest: long patterns occur rarely, so rules are looked at rarely); the
+// choice changes which rules are looked at, never which fire. When the
 // anchor occurs, the rule's other patterns are tested in the packet's matched-pattern set. Each
 // rule is thus examined at most once per packet, by whoever handles its anchor, which lets the
 // GPU kernel split that work over a warp's lanes without duplicates.
@@ -69,6 +71,7 @@ class RuleMatcher {
   uint32_t rule_count() const { return uint32_t(rule_begin_.size() - 1); }
   // Sorted, distinct pattern ids of rule r (anchor included).
   std::vector<uint32_t> rule_patterns(uint32_t r) const;
+  uint32_t anchor(uint32_t r) const { return anchor_[r]; }  // rule r's anchor pattern id
   size_t table_bytes() const;  // automaton and rule index
 
   // Sorted indices of the rules that fire on `payload` (tests; the NF's paths are nids_logic.h).
@@ -83,13 +86,15 @@ class RuleMatcher {
   struct Compiled {
     PatternSet patterns;
     std::vector<std::vector<uint32_t>> rule_patterns;  // sorted, distinct, per rule
+    std::vector<uint32_t> fast_pattern;  // per rule: its fast_pattern content's id, or kNone
   };
+  static constexpr uint32_t kNone = UINT32_MAX;
   static Compiled compile(std::span<const Rule> rules, size_t max_automaton_bytes);
   explicit RuleMatcher(Compiled c);
 
   PatternSet patterns_;
   AhoCorasick ac_;
-  std::vector<uint32_t> anchor_begin_, anchored_rules_, rule_begin_, rule_others_;
+  std::vector<uint32_t> anchor_, anchor_begin_, anchored_rules_, rule_begin_, rule_others_;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint32_t> d_anchor_begin_, d_anchored_rules_, d_rule_begin_, d_rule_others_;
   bool uploaded_ = false;

@@ -69,11 +69,11 @@ std::optional<std::string> unquote(std::string_view v) {
 }
 
 // Keywords that only describe the rule, or change nothing about matching raw payload bytes
-// (fast_pattern picks the prefilter string; rawbytes and pkt_data select the raw payload).
+// (rawbytes and pkt_data select the raw payload).
 bool is_neutral(std::string_view k) {
   static constexpr std::string_view kNeutral[] = {
       "msg", "reference", "metadata", "classtype", "sid", "rev", "gid", "priority", "target",
-      "fast_pattern", "rawbytes", "pkt_data", "tag"};
+      "rawbytes", "pkt_data", "tag"};
   return std::find(std::begin(kNeutral), std::end(kNeutral), k) != std::end(kNeutral);
 }
 
@@ -269,6 +269,14 @@ std::optional<Rule> parse_rule(std::string_view text, std::string& error) {
         return std::nullopt;
       }
       r.contents.back().nocase = true;
+    } else if (key == "fast_pattern") {
+      // Snort's `fast_pattern:only` and `fast_pattern:OFFSET,LENGTH` pick the same content; the
+      // whole content is the prefilter string here.
+      if (r.contents.empty()) {
+        error = "fast_pattern before any content";
+        return std::nullopt;
+      }
+      r.contents.back().fast_pattern = true;
     } else if (key == "msg") {
       auto m = unquote(value);
       if (!m) {

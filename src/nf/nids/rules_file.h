@@ -68,6 +68,7 @@ struct RuleContent {
   std::string bytes;
   bool nocase = false;
   bool negated = false;
+  bool fast_pattern = false;  // `fast_pattern;` (any arguments): the rule's prefilter string
 };
 
 struct Rule {

@@ -102,6 +102,29 @@ TEST(Nids, RuleFiresWhenEveryContentOccurs) {
   }
 }
 
+// A rule's fast_pattern content is its anchor (else its longest); the choice changes which
+// rules are looked at, never which fire.
+TEST(Nids, FastPatternIsTheAnchorAndChangesNoVerdict) {
+  std::string error;
+  std::vector<Rule> rules;
+  for (const char* text :
+       {R"(alert tcp any any -> any any (content:"GET"; fast_pattern; content:"/admin.php"; sid:1;))",
+        R"(alert tcp any any -> any any (content:"GET"; content:"/admin.php"; sid:2;))"}) {
+    auto r = parse_rule(text, error);
+    ASSERT_TRUE(r) << error;
+    rules.push_back(*r);
+  }
+  RuleMatcher m(rules);
+  EXPECT_EQ(m.patterns()[m.anchor(0)].bytes, "GET");
+  EXPECT_EQ(m.patterns()[m.anchor(1)].bytes, "/admin.php");
+  auto bytes = [](std::string_view s) {
+    return std::vector<uint8_t>(s.begin(), s.end());
+  };
+  EXPECT_EQ(m.fired_rules(bytes("GET /admin.php HTTP/1.0")), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(m.fired_rules(bytes("GET /index.html")), std::vector<uint32_t>{});
+  EXPECT_EQ(m.fired_rules(bytes("POST /admin.php")), std::vector<uint32_t>{});
+}
+
 TEST(Nids, ActionDropDropsPacketsThatFire) {
   auto nids = make_nids(kRules, "action: drop\n");
   auto b = run_cpu(*nids, {tcp_frame("abc"), tcp_frame("abd")});

@@ -55,6 +55,18 @@ TEST(RulesFile, ContentHexEscapesAndNocase) {
   EXPECT_EQ(r.unevaluated, 0);
 }
 
+TEST(RulesFile, FastPatternMarksItsContent) {
+  Rule r = parse_ok(rule(R"(content:"GET "; content:"/x.php"; fast_pattern; content:"id="; sid:1;)"));
+  ASSERT_EQ(r.contents.size(), 3u);
+  EXPECT_FALSE(r.contents[0].fast_pattern);
+  EXPECT_TRUE(r.contents[1].fast_pattern);
+  EXPECT_FALSE(r.contents[2].fast_pattern);
+  // Snort's forms pick the same content.
+  EXPECT_TRUE(parse_ok(rule(R"(content:"ab"; fast_pattern:only; sid:2;)")).contents[0].fast_pattern);
+  EXPECT_TRUE(parse_ok(rule(R"(content:"abcd"; fast_pattern:1,2; sid:3;)")).contents[0].fast_pattern);
+  EXPECT_EQ(parse_error(rule(R"(fast_pattern; content:"ab"; sid:4;)")), "fast_pattern before any content");
+}
+
 TEST(RulesFile, ContentValueSyntax) {
   std::string error;
   auto c = parse_content_value(R"( ! "|41 4 2|")", error);
