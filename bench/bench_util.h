@@ -1,4 +1,4 @@
-// Shared machinery of the benchmarks (router_bench, nf_bench): batches filled from a port, CPU
+// Shared machinery of the benchmarks (nf_bench and its cases): batches filled from a port, CPU
 // timing over whole batches on N threads, GPU timing (end to end through the GPU stage, and
 // kernel-only on device-resident batches), the bit-for-bit GPU-vs-CPU comparison, and the
 // markdown table + JSON rows every benchmark prints.

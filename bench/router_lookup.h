@@ -1,4 +1,4 @@
-// The router's lookup-only rows, shared by router_bench and nf_bench: destination addresses
+// The router's lookup-only rows, in nf_bench's router cases: destination addresses
 // extracted from a batch, our DIR-24-8 lookup writing what rte_lpm_lookup_bulk writes, and the
 // comparison of the two results.
 #pragma once

@@ -13,7 +13,7 @@
 # Suites (scripts/gpu-check.d/NAME.sh; each header says what it runs and writes):
 #   unit            every unit test on the GPU (the GPU-vs-CPU tests of every NF, stage and port)
 #   examples        every examples/*.yaml on both backends: GPU output files and counters == CPU's
-#   nf              router_bench (full table), nf_bench (every NF, 64/512/1518 B), the executor
+#   nf              nf_bench (every NF, 64/512/1518 B, the router also on the full table), the executor
 #                   end to end on both backends
 #   chains          G-NET's chains S_a..S_d x sizes x policies (bench/chains/run.sh), with the
 #                   unit tests and examples first (SKIP_UNIT=1, SKIP_EXAMPLES=1 leave them out)

@@ -5,7 +5,7 @@
 # run scripts/gpu-check.sh --suite NAME .gpu-package/bin OUT (docs/gpu-host.md).
 # Usage: BUILD=build-cuda scripts/package-for-gpu-host.sh   (EXES: the binaries to package)
 #
-# DPDK (router_bench's and gpunfv_tests' rte_lpm peer): linked statically by default
+# DPDK (nf_bench's and gpunfv_tests' rte_lpm peer): linked statically by default
 # (GPUNFV_DPDK_STATIC), so only libnuma and libbsd come along, found by ldd like the others. A
 # shared DPDK link (-DGPUNFV_DPDK_STATIC=OFF) brings its librte_*.so the same way; its EAL then
 # also loads every driver in DPDK's PMD directory (/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0)
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-cuda}
-EXES=${EXES:-gpunfv gpunfv_tests router_bench nf_bench collect_bench route_update_bench}
+EXES=${EXES:-gpunfv gpunfv_tests nf_bench collect_bench route_update_bench}
 rm -rf .gpu-package/bin && mkdir -p .gpu-package/bin
 for exe in $EXES; do cp "$BUILD/$exe" .gpu-package/bin/; done
 cp scripts/report_html.py .gpu-package/bin/  # gpunfv report --html finds it beside the binary

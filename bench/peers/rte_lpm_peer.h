@@ -1,9 +1,9 @@
 // DPDK's rte_lpm (DPDK 22.11, the DIR-24-8 table of Gupta, Lin and McKeown that our Dir24_8
-// follows) as the independent peer of the Router's LPM table: router_bench times it next to
+// follows) as the independent peer of the Router's LPM table: nf_bench times it next to
 // ours over the same destination addresses, and a test checks that both agree on every lookup.
 //
 // Built only when CMake finds libdpdk (GPUNFV_HAVE_DPDK=1), into gpunfv_dpdk_peers, which only
-// router_bench and gpunfv_tests link: gpunfv_lib and the gpunfv binary stay free of DPDK. This
+// nf_bench and gpunfv_tests link: gpunfv_lib and the gpunfv binary stay free of DPDK. This
 // header includes no DPDK header, so its users need none of DPDK's compile flags.
 #pragma once
 
@@ -46,7 +46,7 @@ class RteLpmPeer {
   // Looks up `n` host-order addresses: found[i], and next_hops[i] when found (0 otherwise).
   void lookup_bulk(const uint32_t* addrs, uint32_t* next_hops, bool* found, size_t n) const;
   // rte_lpm_lookup_bulk itself, in bursts of kBurst: out[i] is rte_lpm's raw result (kFound,
-  // kNextHopMask). This is what router_bench times.
+  // kNextHopMask). This is what nf_bench times.
   void lookup_bulk_raw(const uint32_t* addrs, uint32_t* out, size_t n) const;
 
   // rte_lpm_lookupx4 (DPDK's vector lookup of four addresses, what l3fwd's LPM mode uses) over
