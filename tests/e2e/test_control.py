@@ -319,7 +319,7 @@ def test_nids_rule_replace_makes_alerts_appear_and_disappear(gpunfv, tmp_path, s
     at_v2 = run.port_tx("p1")
     run.wait_for(lambda: run.port_tx("p1") > at_v2 + 1000, "traffic under version 2")
     # A bad line: refused with its file and line, version 2 stays live.
-    (tmp_path / "bad.rules").write_text(NEVER_FIRES + 'alert udp any any -> any any (msg:"x" content:"y"; sid:2;)\n')
+    (tmp_path / "bad.rules").write_text(NEVER_FIRES + 'alert udp any any -> any any (msg:"x"; content:"y" sid:2;)\n')
     rc, j, err = run.ctl("nids", "replace", str(tmp_path / "bad.rules"))
     assert rc == 1 and j["ok"] is False and f'{tmp_path / "bad.rules"}:2:' in j["error"], j
     rc, j, _ = run.ctl("stats")
