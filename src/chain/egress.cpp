@@ -72,6 +72,7 @@ void Egress::Impl::plan() {
       w->sent.assign(rc.ports.size(), 0);
       w->sent_bytes.assign(rc.ports.size(), 0);
       w->node_drops.resize(kMaxChainNodes);
+      w->node_drop_bytes.assign(kMaxChainNodes, 0);
       w->port_drops.resize(rc.ports.size());
       w->nfs.resize(rc.nfs.size());
       w->latency.resize(rc.chains.size());
@@ -183,6 +184,8 @@ void Egress::Impl::finish() {
       NfCounters& nc = stats.nfs[n];
       nc.in += w->nfs[n].in;
       nc.out += w->nfs[n].out;
+      nc.in_bytes += w->nfs[n].in_bytes;
+      nc.out_bytes += w->nfs[n].out_bytes;
       for (int r = 0; r < kDropReasonCount; ++r)
         nc.drops.by_reason[r] += w->nfs[n].drops.by_reason[r];
     }
@@ -227,6 +230,8 @@ Egress::Live Egress::live() const {
     for (size_t n = 0; n < w->nfs.size(); ++n) {
       out.nfs[n].in += load_relaxed(w->nfs[n].in);
       out.nfs[n].out += load_relaxed(w->nfs[n].out);
+      out.nfs[n].in_bytes += load_relaxed(w->nfs[n].in_bytes);
+      out.nfs[n].out_bytes += load_relaxed(w->nfs[n].out_bytes);
       out.nfs[n].drops.merge(w->nfs[n].drops.load_relaxed());
     }
     for (size_t c = 0; c < w->latency.size(); ++c) out.chain_latency[c].merge_relaxed(w->latency[c]);

@@ -23,7 +23,7 @@ struct Egress::Impl {
   };
 
   struct NfTotals {
-    uint64_t in = 0, out = 0;
+    uint64_t in = 0, out = 0, in_bytes = 0, out_bytes = 0;
     DropCounts drops;
   };
   // One batch between its preparation and its turn: what the tx calls need, so any thread can
@@ -52,6 +52,7 @@ struct Egress::Impl {
     std::vector<uint32_t> sent;             // per port, this batch
     std::vector<uint64_t> sent_bytes;       // per port, this batch (frame by frame)
     std::vector<DropCounts> node_drops;     // per chain node, this batch
+    std::vector<uint64_t> node_drop_bytes;  // per chain node, this batch: bytes of node_drops
     std::vector<DropCounts> port_drops;     // per port, the whole run
     std::vector<NfTotals> nfs;              // per NF, the whole run
     std::vector<LatencyHistogram> latency;  // per chain, rx to tx

@@ -22,14 +22,23 @@ void Egress::Impl::check_arrays(const BatchView& v) {
 // bumped the same few counters packet after packet, about 3 ns a packet at 4 NFs.
 void Egress::Impl::add_node_counts(Worker& w, const Chain& chain, const BatchView& v) {
   const uint32_t* visited = v.visited.framework_data();
+  const uint16_t* len = v.len.framework_data();
   for (size_t k = 0; k < chain.path.size(); ++k) {
     uint32_t saw = 0;
-    for (uint32_t i = 0; i < v.count; ++i) saw += (visited[i] >> k) & 1u;
+    uint64_t saw_bytes = 0;
+    for (uint32_t i = 0; i < v.count; ++i) {
+      const uint32_t bit = (visited[i] >> k) & 1u;
+      saw += bit;
+      saw_bytes += bit * len[i];
+    }
     NfTotals& nt = w.nfs[chain.path[k]];
     DropCounts& d = w.node_drops[k];
     // Relaxed stores: Egress::live() reads these while this thread counts.
     add_relaxed(nt.in, saw);
     add_relaxed(nt.out, saw - d.total());
+    add_relaxed(nt.in_bytes, saw_bytes);
+    add_relaxed(nt.out_bytes, saw_bytes - w.node_drop_bytes[k]);
+    w.node_drop_bytes[k] = 0;
     for (int r = 0; r < kDropReasonCount; ++r)
       if (d.by_reason[r]) add_relaxed(nt.drops.by_reason[r], d.by_reason[r]);
     d = DropCounts{};
@@ -55,12 +64,17 @@ void Egress::Impl::prepare(Worker& w, Prepared& p, Batch& batch) {
   const size_t nports = rc.ports.size();
   uint32_t* list_len = p.list_len.data();
   uint32_t* const* lists = p.list_data.data();
+  const uint16_t* frame_len = v.len.framework_data();
+  uint64_t* node_drop_bytes = w.node_drop_bytes.data();
   DropCounts& in_drops = w.port_drops[chain.from];
   uint64_t dropped = 0;
   for (uint32_t i = 0; i < v.count; ++i) {
     auto reason = static_cast<DropReason>(verdict[i]);
     // A drop with next_nf at a node is that NF's; kChainDone marks classify's drops.
-    if (reason != DropReason::none && next_nf[i] < nodes) w.node_drops[next_nf[i]].add(reason);
+    if (reason != DropReason::none && next_nf[i] < nodes) {
+      w.node_drops[next_nf[i]].add(reason);
+      node_drop_bytes[next_nf[i]] += frame_len[i];
+    }
     if (reason == DropReason::none) {
       const uint16_t eg = out_port[i] != kNoPort ? out_port[i] : chain.to;
       if (eg != kNoPort && eg < nports) {
@@ -217,7 +231,10 @@ void Egress::Impl::transmit_frames(Worker& w, Batch& batch) {
   uint64_t run_rx_ns = 0, run_length = 0;
   for (uint32_t i = 0; i < v.count; ++i) {
     auto reason = static_cast<DropReason>(v.verdict[i]);
-    if (reason != DropReason::none && v.next_nf[i] < nodes) w.node_drops[v.next_nf[i]].add(reason);
+    if (reason != DropReason::none && v.next_nf[i] < nodes) {
+      w.node_drops[v.next_nf[i]].add(reason);
+      w.node_drop_bytes[v.next_nf[i]] += v.len[i];
+    }
     if (reason == DropReason::none) {
       const uint16_t eg = v.out_port[i] != kNoPort ? v.out_port[i] : chain.to;
       if (eg == kNoPort || eg >= rc.ports.size()) {

@@ -339,6 +339,7 @@ class GpuStage final : public ProcessingStage {
             // the old plan's contexts, and destroying an event of a destroyed context leaves an
             // error that the NF's next cudaGetLastError() would report as its own.
             release_events(w);
+            release_streams(w);
             w.lane = std::move(now_lane);
             bind(w);
             lane_moves_.fetch_add(1, std::memory_order_relaxed);
@@ -365,8 +366,25 @@ class GpuStage final : public ProcessingStage {
         std::this_thread::sleep_for(std::chrono::microseconds(idle < 4096 ? 5 : 50));
     }
     for (cudaEvent_t e : w.free_events) cudaEventDestroy(e);
+    release_streams(w);
     for (cudaStream_t st : w.fused_streams) destroy_stream(st);
     destroy_stream(w.own_stream);
+  }
+
+  // The worker's streams are idle and about to go (its lane's with a re-plan's move, all at the
+  // end): the NFs that launched on them forget them (NetworkFunction::release_gpu_lane), so a
+  // later table update never waits on a destroyed stream.
+  void release_streams(const Worker& w) {
+    std::vector<cudaStream_t> streams(w.fused_streams);
+    streams.push_back(w.own_stream);
+    if (w.lane) streams.insert(streams.end(), {w.lane->gs.stream, w.lane->gs.aux});
+    const Chain& chain = rc_.chains[w.chain];
+    for (size_t k = 0; k < chain.path.size(); ++k) {
+      // A stage launches its own NF only; the fused stage 0 launches all of them.
+      if (fused_ ? w.stage != 0 : w.stage != k + 1) continue;
+      for (cudaStream_t s : streams)
+        if (s) rc_.nfs[chain.path[k]]->release_gpu_lane(s);
+    }
   }
 
   // The batch on the device: its twin, or (device-resident) the batch itself.

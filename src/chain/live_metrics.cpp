@@ -80,7 +80,10 @@ MetricsSnapshot live_metrics(const LiveParts& p) {
   add_ports(m, p.stats, eg);
   for (size_t n = 0; n < p.rc.nfs.size(); ++n) {
     NfSample ns{p.rc.nfs[n]->name(), std::string(p.rc.nfs[n]->type()), 0, 0, {}};
-    if (n < eg.nfs.size()) ns.in = eg.nfs[n].in, ns.out = eg.nfs[n].out, ns.drops = eg.nfs[n].drops;
+    if (n < eg.nfs.size()) {
+      const NfCounters& c = eg.nfs[n];
+      ns.in = c.in, ns.out = c.out, ns.drops = c.drops, ns.in_bytes = c.in_bytes, ns.out_bytes = c.out_bytes;
+    }
     if (const TableVersionLog* v = p.rc.nfs[n]->table_versions()) ns.table_version = int64_t(v->latest());
     m.nfs.push_back(std::move(ns));
   }

@@ -67,7 +67,7 @@ MetricsSnapshot metrics_from_stats(const RunStats& s) {
   }
   for (size_t i = 0; i < s.nfs.size(); ++i) {
     const NfCounters& n = s.nfs[i];
-    NfSample ns{n.name, n.type, n.in, n.out, n.drops};
+    NfSample ns{n.name, n.type, n.in, n.out, n.drops, n.in_bytes, n.out_bytes};
     if (i < s.nf_reports.size() && s.nf_reports[i].contains("table_version"))
       ns.table_version = s.nf_reports[i]["table_version"].get<int64_t>();
     m.nfs.push_back(std::move(ns));

@@ -29,6 +29,7 @@ struct NfSample {
   std::string name, type;
   uint64_t in = 0, out = 0;
   DropCounts drops;
+  uint64_t in_bytes = 0, out_bytes = 0;
   int64_t table_version = -1;  // the live table's version (NFs with live tables), else -1
 };
 

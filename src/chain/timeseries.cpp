@@ -16,7 +16,7 @@ void TimeSeries::make_columns(const MetricsSnapshot& m) {
   for (const PortSample& p : m.ports)
     for (const char* f : {"rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "dropped"}) col("ports", p.name, f);
   for (const NfSample& n : m.nfs)
-    for (const char* f : {"in", "drops"}) col("nfs", n.name, f);
+    for (const char* f : {"in", "drops", "in_bytes", "out_bytes"}) col("nfs", n.name, f);
   for (const ChainSample& c : m.chains) {
     col("chains", c.name, "batches");
     col("chains", c.name, "batch_packets");
@@ -33,7 +33,8 @@ std::vector<double> TimeSeries::values(const MetricsSnapshot& m) const {
   v.reserve(columns_.size());
   for (const PortSample& p : m.ports)
     for (uint64_t x : {p.rx_packets, p.tx_packets, p.rx_bytes, p.tx_bytes, p.dropped}) v.push_back(double(x));
-  for (const NfSample& n : m.nfs) v.insert(v.end(), {double(n.in), double(n.drops.total())});
+  for (const NfSample& n : m.nfs)
+    v.insert(v.end(), {double(n.in), double(n.drops.total()), double(n.in_bytes), double(n.out_bytes)});
   for (const ChainSample& c : m.chains) {
     v.insert(v.end(), {double(c.batches), double(c.packets)});
     if (!m.scheduler.empty()) v.push_back(c.planned_batch);

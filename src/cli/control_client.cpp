@@ -31,6 +31,8 @@ std::string absolute(const std::string& path) {
 std::vector<std::string> with_absolute_files(std::vector<std::string> w) {
   if (w.size() == 3 && w[0] == "routes" && !looks_like_prefix(w[2])) w[2] = absolute(w[2]);
   if (w.size() == 3 && w[0] == "firewall" && w[1] == "replace") w[2] = absolute(w[2]);
+  if (w.size() >= 3 && w[0] == "nids" && w[1] == "replace")
+    for (size_t i = 2; i < w.size(); ++i) w[i] = absolute(w[i]);
   return w;
 }
 
@@ -44,7 +46,7 @@ int fail(const std::string& why) {
 int run_ctl(const std::string& socket_path, const std::vector<std::string>& words,
             const std::string& nf) {
   if (words.empty()) {
-    std::fprintf(stderr, "gpunfv ctl: a command is needed (stats, routes, firewall, reload, stop)\n");
+    std::fprintf(stderr, "gpunfv ctl: a command is needed (stats, routes, firewall, nids, reload, stop)\n");
     return 2;
   }
   if (socket_path.size() > 107) return fail(socket_path + ": socket path longer than 107 bytes");

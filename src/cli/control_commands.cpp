@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "nf/firewall/firewall.h"
+#include "nf/nids/nids.h"
 #include "nf/router/route_file.h"
 #include "nf/router/router.h"
 
@@ -67,7 +68,8 @@ nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
     if (cmd == "reload") return reload();
     if (cmd == "routes") return routes(args, nf);
     if (cmd == "firewall") return firewall(args, nf);
-    return refused("unknown command '" + cmd + "' (commands: stats, routes, firewall, reload, stop)");
+    if (cmd == "nids") return nids(args, nf);
+    return refused("unknown command '" + cmd + "' (commands: stats, routes, firewall, nids, reload, stop)");
   } catch (const Refused& e) {
     return refused(e.what());
   } catch (const ConfigError& e) {
@@ -140,6 +142,10 @@ nlohmann::json ControlCommands::stats() const {
       f->report(rep);
       e["table_version"] = rep["table_version"];
       e["table_versions"] = rep["table_versions"];
+    } else if (auto* ids = dynamic_cast<const Nids*>(n.get())) {
+      e["rules"] = ids->rules().rules.size();
+      e["table_version"] = ids->table_version();
+      e["table_versions"] = ids->table_versions()->json();
     }
     nfs.push_back(std::move(e));
   }
@@ -204,6 +210,14 @@ nlohmann::json ControlCommands::firewall(const std::vector<std::string>& args, c
   return ok({{"nf", fw.name()}, {"table_version", version}, {"rules", fw.rule_count()}});
 }
 
+nlohmann::json ControlCommands::nids(const std::vector<std::string>& args, const std::string& nf) {
+  if (args.size() < 2 || args[0] != "replace") throw Refused("usage: nids replace RULE_FILE [RULE_FILE...]");
+  Nids& ids = find_nf<Nids>("nids", nf);
+  const uint64_t version =
+      ids.replace_rules(std::vector<std::string>(args.begin() + 1, args.end()), limit());
+  return ok({{"nf", ids.name()}, {"table_version", version}, {"rules", ids.rules().rules.size()}});
+}
+
 nlohmann::json ControlCommands::reload() {
   nlohmann::json results = nlohmann::json::array();
   bool all = true;
@@ -229,6 +243,11 @@ nlohmann::json ControlCommands::reload() {
       } else if (auto* fw = dynamic_cast<Firewall*>(n.get())) {
         r["file"] = fw->rules_file();
         r["table_version"] = fw->replace_rules(fw->rules_file(), limit(), "reload " + fw->rules_file());
+      } else if (auto* ids = dynamic_cast<Nids*>(n.get())) {
+        std::string what = "reload";
+        for (const std::string& f : ids->rule_files()) what += " " + f;
+        r["files"] = ids->rule_files();
+        r["table_version"] = ids->replace_rules(ids->rule_files(), limit(), what);
       } else {
         continue;
       }

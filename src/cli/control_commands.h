@@ -9,6 +9,7 @@
 //   routes del PREFIX [PREFIX...]           | routes del PREFIX_FILE
 //   routes replace PREFIX PORT [...]        (routes that exist) | routes replace ROUTE_FILE
 //   firewall replace RULE_FILE
+//   nids replace RULE_FILE [RULE_FILE...]
 //   reload                                  every table file of the configuration, as SIGHUP
 //   stop                                    ends the run as SIGTERM does
 #pragma once
@@ -34,7 +35,7 @@ class ControlCommands {
 
   // Never throws: every failure is an {"ok": false} reply.
   nlohmann::json execute(const nlohmann::json& request);
-  // Re-reads every table file the configuration names (routes, firewall rules), each NF one
+  // Re-reads every table file the configuration names (routes, firewall and NIDS rules), each NF one
   // version; a file that fails is reported and its NF keeps its table.
   nlohmann::json reload();
 
@@ -48,6 +49,7 @@ class ControlCommands {
   nlohmann::json stats() const;
   nlohmann::json routes(const std::vector<std::string>& args, const std::string& nf);
   nlohmann::json firewall(const std::vector<std::string>& args, const std::string& nf);
+  nlohmann::json nids(const std::vector<std::string>& args, const std::string& nf);
   template <typename T>
   T& find_nf(const std::string& type, const std::string& name) const;
   uint16_t tx_port(const std::string& name) const;

@@ -158,12 +158,13 @@ int main(int argc, char** argv) {
   ctl->add_option("socket", ctl_socket, "The control socket's path")->required();
   ctl->add_option("command", ctl_words,
                   "stats | stop | reload | routes add|del|replace PREFIX/LEN PORT ... or FILE | "
-                  "firewall replace FILE")
+                  "firewall replace FILE | nids replace FILE [FILE...]")
       ->required();
   ctl->add_option("--nf", ctl_nf, "The NF to update, where the configuration has several of its type");
   ctl->footer("Examples:\n  gpunfv ctl /tmp/gpunfv.sock stats\n"
               "  gpunfv ctl /tmp/gpunfv.sock routes replace 10.0.0.0/8 p2\n"
-              "  gpunfv ctl /tmp/gpunfv.sock routes replace data/router/example.routes");
+              "  gpunfv ctl /tmp/gpunfv.sock routes replace data/router/example.routes\n"
+              "  gpunfv ctl /tmp/gpunfv.sock nids replace local.rules et-web.rules.gz");
 
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",

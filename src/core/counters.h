@@ -57,6 +57,9 @@ struct NfCounters {
   std::string name;
   std::string type;
   uint64_t in = 0, out = 0;
+  // Frame bytes of the packets in `in` and `out`, each frame's length as egress sees it (in =
+  // out + the bytes of the NF's drops).
+  uint64_t in_bytes = 0, out_bytes = 0;
   DropCounts drops;
 };
 

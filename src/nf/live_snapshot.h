@@ -38,9 +38,10 @@ class LiveSnapshot {
     return live_;
   }
 
-  // Publishes `next` as a new version and returns the previous tables once no host thread
-  // holds them any more (device work that used them may still run: see the caller's retire).
-  std::shared_ptr<const T> publish(std::shared_ptr<const T> next, std::string change, uint64_t entries) {
+  // Publishes `next` as a new version and returns the previous one (tables, counter, number)
+  // once no host thread holds it any more (device work that used it may still run: see the
+  // caller's retire).
+  Pinned publish(std::shared_ptr<const T> next, std::string change, uint64_t entries) {
     Pinned old;
     {
       std::lock_guard<std::mutex> lk(m_);
@@ -51,7 +52,7 @@ class LiveSnapshot {
     }
     // Pins are short (one batch's processing on the host): wait for them to end.
     while (old.tables.use_count() > 1) std::this_thread::yield();
-    return std::move(old.tables);
+    return old;
   }
 
   uint64_t version() const {

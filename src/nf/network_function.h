@@ -65,6 +65,10 @@ class NetworkFunction {
   // Before a persistent kernel starts (gpu/device_preflight.h): makes now what process_gpu
   // would make at its first call on this lane (the lane's context is current). Default: none.
   virtual void prepare_gpu_lane(const GpuStream& stream) {}
+  // `stream` has finished all work and is about to be destroyed (a gnet re-plan moved the
+  // NF's stage to a new lane, or the stage ends): an NF that remembers streams that launched
+  // over its tables forgets it. Default: nothing.
+  virtual void release_gpu_lane(cudaStream_t stream) {}
 #endif
 
   // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).

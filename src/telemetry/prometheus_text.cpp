@@ -90,6 +90,10 @@ void nfs(Writer& w, const MetricsSnapshot& m) {
   for (const NfSample& n : m.nfs) w.sample("gpunfv_nf_in_packets_total", labels("nf", n.name, "type", n.type), n.in);
   w.family("gpunfv_nf_out_packets_total", "counter", "Packets the NF passed on.");
   for (const NfSample& n : m.nfs) w.sample("gpunfv_nf_out_packets_total", labels("nf", n.name, "type", n.type), n.out);
+  w.family("gpunfv_nf_in_bytes_total", "counter", "Frame bytes of the packets sent to the NF.");
+  for (const NfSample& n : m.nfs) w.sample("gpunfv_nf_in_bytes_total", labels("nf", n.name, "type", n.type), n.in_bytes);
+  w.family("gpunfv_nf_out_bytes_total", "counter", "Frame bytes of the packets the NF passed on.");
+  for (const NfSample& n : m.nfs) w.sample("gpunfv_nf_out_bytes_total", labels("nf", n.name, "type", n.type), n.out_bytes);
   w.family("gpunfv_nf_drops_total", "counter", "Packets the NF dropped, by reason.");
   for (const NfSample& n : m.nfs) drops(w, "gpunfv_nf_drops_total", "nf", n.name, n.drops);
   bool any_table = false;

@@ -158,7 +158,9 @@ nlohmann::json report_json(const RunStats& s) {
   j["nfs"] = nlohmann::json::object();
   for (size_t i = 0; i < s.nfs.size(); ++i) {
     const NfCounters& n = s.nfs[i];
-    nlohmann::json nj = {{"type", n.type}, {"in", n.in}, {"out", n.out}, {"drops", drops_json(n.drops)}};
+    nlohmann::json nj = {{"type", n.type},         {"in", n.in},
+                         {"out", n.out},           {"in_bytes", n.in_bytes},
+                         {"out_bytes", n.out_bytes}, {"drops", drops_json(n.drops)}};
     if (i < s.nf_reports.size() && s.nf_reports[i].is_object()) nj.update(s.nf_reports[i]);
     j["nfs"][n.name] = nj;
   }

@@ -286,3 +286,64 @@ def test_control_path_errors(gpunfv, tmp_path, sock_dir):
         assert r.returncode == 2 and why in r.stderr, (path, r.stderr)
     r = run_gpunfv(gpunfv, "ctl", sock_dir / "none", "stats")
     assert r.returncode == 1 and "cannot connect" in r.stderr
+
+
+# Every generated frame carries the same payload bytes: among 256 one-byte contents some fire on
+# every frame; a 16-byte content fires on none.
+NEVER_FIRES = 'alert udp any any -> any any (msg:"never"; content:"no-such-payload!"; sid:1;)\n'
+EVERY_BYTE = "".join(f'alert udp any any -> any any (msg:"byte {b}"; content:"|{b:02x}|"; sid:{100 + b};)\n'
+                     for b in range(256))
+
+
+def nids_config(tmp_path: Path, sock: Path) -> Path:
+    (tmp_path / "ids.rules").write_text(NEVER_FIRES)
+    return write_config(
+        tmp_path / "c.yaml",
+        ports=[{"name": "gen", "type": "generator", "rate": "100kpps", "size": 64, "flows": 64,
+                "duration": 3600},
+               {"name": "p1", "type": "discard"}],
+        nfs=[{"name": "ids", "type": "nids", "rules": str(tmp_path / "ids.rules")}],
+        chains=[{"from": "gen", "to": "p1", "path": ["ids"]}],
+        settings={"control": str(sock), "batch_size": 256})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nids_rule_replace_makes_alerts_appear_and_disappear(gpunfv, tmp_path, sock_dir, backend):
+    skip_unless_backend(gpunfv, backend)
+    sock = sock_dir / "s"
+    run = LiveRun(gpunfv, nids_config(tmp_path, sock), tmp_path / "r.json", sock, backend)
+    run.wait_for(lambda: run.port_tx("p1") > 0, "traffic on p1")
+    (tmp_path / "every.rules").write_text(EVERY_BYTE)
+    rc, j, err = run.ctl("nids", "replace", str(tmp_path / "every.rules"))
+    assert rc == 0 and j["table_version"] == 2 and j["rules"] == 256, err
+    at_v2 = run.port_tx("p1")
+    run.wait_for(lambda: run.port_tx("p1") > at_v2 + 1000, "traffic under version 2")
+    # A bad line: refused with its file and line, version 2 stays live.
+    (tmp_path / "bad.rules").write_text(NEVER_FIRES + 'alert udp any any -> any any (msg:"x"; content:"y" sid:2;)\n')
+    rc, j, err = run.ctl("nids", "replace", str(tmp_path / "bad.rules"))
+    assert rc == 1 and j["ok"] is False and f'{tmp_path / "bad.rules"}:2:' in j["error"], j
+    rc, j, _ = run.ctl("stats")
+    assert [n["table_version"] for n in j["nfs"] if n["name"] == "ids"] == [2]
+    # SIGHUP re-reads the configuration's file: the rule that never fires again.
+    run.proc.send_signal(signal.SIGHUP)
+
+    def version(n: int) -> bool:
+        rc, j, _ = run.ctl("stats")
+        return [x["table_version"] for x in j["nfs"] if x["name"] == "ids"] == [n]
+    run.wait_for(lambda: version(3), "the reload")
+    at_v3 = run.port_tx("p1")
+    run.wait_for(lambda: run.port_tx("p1") > at_v3 + 1000, "traffic under version 3")
+    report = run.stop()
+    ids = report["nfs"]["ids"]
+    v = versions(report, "ids")
+    assert [x["version"] for x in v] == [1, 2, 3]
+    assert v[1]["change"] == f'nids replace {tmp_path / "every.rules"}' and v[1]["entries"] == 256
+    assert v[2]["change"].startswith("reload ") and v[2]["entries"] == 1
+    assert all(x["packets"] > 0 for x in v)
+    # Every packet version 2 scanned alerted, none of the others did; nothing was dropped.
+    assert ids["in"] == ids["out"] == sum(x["packets"] for x in v)
+    assert ids["packets_alerted"] == v[1]["packets"]
+    assert report["ports"]["p1"]["tx_packets"] == report["ports"]["gen"]["rx_packets"]
+    assert "1" not in ids["alerts_by_sid"] and ids["alerts"] >= ids["packets_alerted"]
+    # Frame bytes: 64-byte frames in and out of the NF, as the ports count them.
+    assert ids["in_bytes"] == report["ports"]["gen"]["rx_bytes"] == ids["out_bytes"]

@@ -130,6 +130,14 @@ def compare_with_report(prom: Prometheus, report: dict):
     for metric in ("in", "out"):
         got = prom.query(f"gpunfv_nf_{metric}_packets_total")
         assert got == {lbl(nf=n, type=v["type"]): float(v[metric]) for n, v in nfs.items()}, metric
+        got = prom.query(f"gpunfv_nf_{metric}_bytes_total")
+        want = {lbl(nf=n, type=v["type"]): float(v[f"{metric}_bytes"]) for n, v in nfs.items()}
+        assert got == want and all(x > 0 for x in want.values()), metric
+    # No NF here changes a frame's length: bytes follow packets, frame by frame.
+    for n, v in nfs.items():
+        assert v["in_bytes"] >= v["out_bytes"] >= v["out"] * 42, n
+    assert nfs["fw"]["in_bytes"] == ports["in"]["rx_bytes"]  # the chain's first NF
+    assert nfs["r1"]["in_bytes"] == nfs["fw"]["out_bytes"]
     lat = report["latency_ns"]
     assert prom.one("gpunfv_latency_seconds_count") == lat["count"] > 0
     assert prom.one("gpunfv_latency_seconds_sum") == pytest.approx(lat["sum"] / 1e9, rel=1e-9)

@@ -139,6 +139,10 @@ bool Firewall::count_on_device() {
 void Firewall::finish() {
 #if GPUNFV_HAVE_CUDA
   if (device_counts_) counts_.add(device_counts_->take());
+  // The run is over: every launch is complete.
+  device_users_.clear();
+  const auto live = tables_.pin();
+  live->device_packets.take(live.packets);
 #endif
 }
 

@@ -31,25 +31,21 @@ void FirewallTables::upload() {
   classifier.upload_to_device();
   device_drops.upload(drops);
   device_classifier = classifier.device_ref();
+  device_packets.allocate();
 }
 
 // The old tables' device memory goes once the streams that launched over them are done.
-void Firewall::retire(std::shared_ptr<const FirewallTables> old) {
-  std::set<cudaStream_t> streams;
-  {
-    std::lock_guard<std::mutex> lk(old->users_m);
-    streams = old->device_users;
-  }
-  for (cudaStream_t s : streams) GPUNFV_CUDA(cudaStreamSynchronize(s));
+void Firewall::retire(LiveSnapshot<FirewallTables>::Pinned old) {
+  device_users_.wait(old.version);
+  old.tables->device_packets.take(old.packets);
 }
 
 void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
                            const GpuStream& stream) const {
+  // Noted before the pin ends: a replacement then waits for this launch.
   const auto t = tables_.pin();
-  {
-    std::lock_guard<std::mutex> lk(t->users_m);
-    t->device_users.insert(stream.stream);
-  }
+  device_users_.note(t.version, stream.stream);
+  t->device_packets.count(device_batch, position, stream);
   FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
   launch_per_packet(device_batch, position, view, FirewallLogic{}, stream);

@@ -36,6 +36,8 @@
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
 #include "gpu/device_counters.h"
+#include "gpu/device_users.h"
+#include "nf/device_packet_count.h"
 #endif
 
 namespace gpunfv {
@@ -52,9 +54,7 @@ struct FirewallTables {
   void upload();
   DeviceBuffer<uint8_t> device_drops;
   BitVectorClassifierRef device_classifier{};
-  // Streams that launched over these tables (synchronized before they are freed).
-  mutable std::mutex users_m;
-  mutable std::set<cudaStream_t> device_users;
+  DevicePacketCount device_packets;  // under gpu_pipeline: fused
 #endif
 };
 
@@ -129,7 +129,8 @@ class Firewall final : public NetworkFunction {
   const FirewallTables& current() const { return *tables_.pin().tables; }
   FirewallView view_of(const FirewallTables& t) const;
 #if GPUNFV_HAVE_CUDA
-  static void retire(std::shared_ptr<const FirewallTables> old);
+  // Waits for the launches over a replaced version, takes its device packet count, frees it.
+  void retire(LiveSnapshot<FirewallTables>::Pinned old);
 #endif
 
   LiveSnapshot<FirewallTables> tables_;
@@ -143,6 +144,11 @@ class Firewall final : public NetworkFunction {
   bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
   std::unique_ptr<DeviceCounters> device_counts_;  // the same slots as counts_' lanes
+  // The streams that launched over each version (by version number).
+  mutable DeviceUsers device_users_;
+
+ public:
+  void release_gpu_lane(cudaStream_t stream) override { device_users_.forget_stream(stream); }
 #endif
 };
 

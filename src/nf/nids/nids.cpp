@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -60,19 +61,92 @@ std::string mib(size_t bytes) {
 
 }  // namespace
 
+NidsTables::NidsTables(RuleSet r, size_t max_automaton_bytes, uint32_t base,
+                       std::vector<std::string> f)
+    : rules(std::move(r)),
+      matcher(rules.rules.empty() ? throw std::invalid_argument("nids: no rule to load")
+                                  : std::span<const Rule>(rules.rules),
+              max_automaton_bytes),
+      rule_base(base),
+      files(std::move(f)) {}
+
 Nids::Nids(std::string name, RuleSet rules, Options options)
     : NetworkFunction(std::move(name)),
-      rules_(std::move(rules)),
       options_(std::move(options)),
       drop_(options_.action == Action::drop),
-      matcher_(rules_.rules.empty()
-                   ? throw std::invalid_argument("nids: no rule to load")
-                   : std::span<const Rule>(rules_.rules),
-               options_.max_automaton_bytes),
+      tables_(std::make_shared<const NidsTables>(std::move(rules), options_.max_automaton_bytes, 0,
+                                                 options_.rule_paths),
+              0),
       counts_(kCollectShards) {
-  for (CollectCounts& c : counts_) c.by_rule.assign(rules_.rules.size() + 1, 0);
-  msg_json_.reserve(rules_.rules.size());
-  for (const Rule& r : rules_.rules) msg_json_.push_back(json_quote(r.msg));
+  add_to_catalog(current().rules);
+  for (CollectCounts& c : counts_) fit(c, current().rules.rules.size());
+}
+
+std::shared_ptr<const Nids::Catalog> Nids::catalog() const {
+  std::lock_guard<std::mutex> lk(catalog_m_);
+  return catalog_;
+}
+
+void Nids::add_to_catalog(const RuleSet& rules) {
+  auto next = std::make_shared<Catalog>();
+  if (auto old = catalog()) *next = *old;
+  next->reserve(next->size() + rules.rules.size());
+  for (const Rule& r : rules.rules) next->push_back({r.gid, r.sid, r.rev, json_quote(r.msg)});
+  std::lock_guard<std::mutex> lk(catalog_m_);
+  catalog_ = std::move(next);
+}
+
+void Nids::fit(CollectCounts& c, size_t rules) {
+  if (c.by_rule.size() >= rules + 1) return;
+  const uint64_t stray = c.by_rule.empty() ? 0 : c.by_rule.back();
+  if (!c.by_rule.empty()) c.by_rule.back() = 0;
+  c.by_rule.resize(rules + 1, 0);
+  c.by_rule.back() = stray;
+}
+
+uint64_t Nids::replace_rules(const std::vector<std::string>& files, const ReadLimit& limit,
+                             std::string what) {
+  if (files.empty()) throw ConfigError("", "nids " + name() + ": no rule file given");
+  std::vector<RuleFileRef> refs;
+  for (const std::string& f : files) refs.push_back({f, limit});
+  RuleSet set = read_rule_set(refs, options_.max_rules, name());
+  // At start a bad line is skipped and counted; a replacement with one is refused, so an
+  // operator's typo never silently drops a rule from the live set.
+  if (set.stats.skipped[int(RuleSkip::bad_syntax)])
+    for (const std::string& e : set.skip_examples)
+      if (e.find(": bad_syntax") != std::string::npos) throw ConfigError("", e);
+  if (set.rules.empty())
+    throw ConfigError("", "nids " + name() + ": no rule could be loaded from " +
+                              std::to_string(files.size()) + " file(s) (" +
+                              std::to_string(set.stats.rule_lines) + " rule lines, " +
+                              std::to_string(set.stats.skipped_total()) + " skipped)");
+  const size_t total = catalog()->size();
+  if (total + set.rules.size() >= kNidsNoRule)
+    throw ConfigError("", "nids " + name() + ": too many rules loaded over the run");
+  std::shared_ptr<NidsTables> next;
+  try {
+    next = std::make_shared<NidsTables>(std::move(set), options_.max_automaton_bytes,
+                                        uint32_t(total), files);
+#if GPUNFV_HAVE_CUDA
+    if (backend_ == Backend::gpu) upload(*next);
+#endif
+  } catch (const std::length_error& e) {
+    throw ConfigError("", "nids " + name() + ": " + e.what());
+  }
+  add_to_catalog(next->rules);
+  std::string change = what;
+  if (change.empty()) {
+    change = "nids replace";
+    for (const std::string& f : files) change += " " + f;
+  }
+  const size_t n = next->rules.rules.size();
+  auto old = tables_.publish(std::move(next), change, n);
+#if GPUNFV_HAVE_CUDA
+  // The old version's launches are done before its device memory goes.
+  device_users_.wait(old.version);
+  old.tables->device_packets.take(old.packets);
+#endif
+  return tables_.version();
 }
 
 Nids::~Nids() = default;
@@ -97,6 +171,8 @@ std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
   opt.max_automaton_bytes =
       size_t(node.int_or("max_automaton_mb", kDefaultMaxAutomatonMb, 1, 1 << 20)) << 20;
   const uint64_t max_rules = uint64_t(node.int_or("max_rules", kDefaultMaxRules, 1, 1 << 30));
+  opt.max_rules = max_rules;
+  for (const RuleFileRef& f : files) opt.rule_paths.push_back(f.path);
 
   RuleSet set = read_rule_set(files, max_rules, name);
   if (set.rules.empty()) {
@@ -114,20 +190,23 @@ std::unique_ptr<Nids> Nids::from_config(const ConfigNode& node) {
 
 void Nids::prepare(Backend backend) {
   if (!options_.alerts_path.empty() && !log_) log_ = std::make_unique<AlertLog>(options_.alerts_path);
+  backend_ = backend;
   if (backend == Backend::cpu) return;
 #if GPUNFV_HAVE_CUDA
-  prepare_gpu();
+  upload(const_cast<NidsTables&>(current()));
 #else
   throw std::runtime_error("nids " + name() + ": this build has no GPU backend");
 #endif
 }
 
 void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
-  NidsScratch scratch(matcher_.automaton().pattern_count());
-  run_per_packet_cpu(b, begin, end, position, host_view(),
-                     [&scratch](const NidsView& v, PacketRef p) {
-                       return nids_packet_cpu(v, p, scratch);
-                     });
+  // One rule set for the whole batch, held until it is scanned.
+  const auto t = tables_.pin();
+  NidsScratch scratch(t->matcher.automaton().pattern_count());
+  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t),
+                             [&scratch](const NidsView& v, PacketRef p) {
+                               return nids_packet_cpu(v, p, scratch);
+                             }));
 }
 
 uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t result_offset,
@@ -152,12 +231,15 @@ void Nids::collect(const BatchView& b, uint8_t position, const CollectContext& c
 void Nids::collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
                          uint32_t begin, uint32_t end, uint32_t shard) {
   CollectCounts& c = counts_[shard];
+  // Taken after the batch was scanned: it holds every rule index the batch can name.
+  const std::shared_ptr<const Catalog> catalog = this->catalog();
+  fit(c, catalog->size());
   if (c.alerted.size() < end - begin) c.alerted.resize(end - begin);
   const uint32_t n = nids_alerting_packets(b, position, result_offset(), begin, end, c.alerted.data());
   const CollectScan scan(b, result_offset(), kNidsResultBytes);
   c.packets_alerted += n;
   if (log_)
-    count_and_log(b, scan, c, n, ctx);
+    count_and_log(b, scan, c, n, ctx, *catalog);
   else
     count(scan, c, n);
 }
@@ -165,7 +247,7 @@ void Nids::collect_range(const BatchView& b, uint8_t position, const CollectCont
 // Per alerting packet: its kept rules' counters. A rule index past the rules (which neither
 // backend writes) lands in a last slot that is never reported, instead of a branch.
 void Nids::count(const CollectScan& scan, CollectCounts& c, uint32_t n) {
-  const uint32_t rules = uint32_t(rules_.rules.size());
+  const uint32_t rules = uint32_t(c.by_rule.size() - 1);
   uint64_t* by_rule = c.by_rule.data();
   const uint64_t stray_before = by_rule[rules];
   uint64_t kept_total = 0, not_logged = 0;
@@ -186,8 +268,8 @@ void Nids::count(const CollectScan& scan, CollectCounts& c, uint32_t n) {
 
 // With an alert log: one line per kept rule, in packet order then rule order.
 void Nids::count_and_log(const BatchView& b, const CollectScan& scan, CollectCounts& c, uint32_t n,
-                         const CollectContext& ctx) {
-  const uint32_t rules = uint32_t(rules_.rules.size());
+                         const CollectContext& ctx, const Catalog& catalog) {
+  const uint32_t rules = uint32_t(catalog.size());
   AlertEvent e;
   e.blocked = drop_;
   for (uint32_t j = 0; j < n; ++j) {
@@ -204,17 +286,16 @@ void Nids::count_and_log(const BatchView& b, const CollectScan& scan, CollectCou
       if (rule >= rules) continue;  // cannot happen: both backends write indices
       ++c.alerts;
       ++c.by_rule[rule];
-      log_alert(e, rule);
+      log_alert(e, catalog[rule]);
     }
   }
 }
 
-void Nids::log_alert(AlertEvent& e, uint32_t rule) {
-  const Rule& rr = rules_.rules[rule];
-  e.gid = rr.gid;
-  e.sid = rr.sid;
-  e.rev = rr.rev;
-  e.msg_json = msg_json_[rule];
+void Nids::log_alert(AlertEvent& e, const NidsRuleInfo& rule) {
+  e.gid = rule.gid;
+  e.sid = rule.sid;
+  e.rev = rule.rev;
+  e.msg_json = rule.msg_json;
   log_->write(e);
 }
 
@@ -229,6 +310,8 @@ uint64_t Nids::packets_alerted() const { return summed(&CollectCounts::packets_a
 
 void Nids::collect_per_packet(const BatchView& b, uint8_t position, const CollectContext& ctx) {
   CollectCounts& c = counts_[0];
+  const std::shared_ptr<const Catalog> catalog = this->catalog();
+  fit(c, catalog->size());
   for (uint32_t i = 0; i < b.count; ++i) {
     if (!reached_node(b, i, position)) continue;
     const NidsResult r = NidsResult::load(b.results.framework_data() +
@@ -246,11 +329,11 @@ void Nids::collect_per_packet(const BatchView& b, uint8_t position, const Collec
     }
     for (uint32_t k = 0; k < r.kept(); ++k) {
       const uint32_t rule = r.rules[k];
-      if (rule >= rules_.rules.size()) continue;  // cannot happen: both backends write indices
+      if (rule >= catalog->size()) continue;  // cannot happen: both backends write indices
       ++c.alerts;
       ++c.by_rule[rule];
       if (!log_) continue;
-      log_alert(e, rule);
+      log_alert(e, (*catalog)[rule]);
     }
   }
 }
@@ -269,19 +352,27 @@ bool Nids::count_on_device() {
 void Nids::finish() {
   if (log_) log_->flush();
 #if GPUNFV_HAVE_CUDA
-  if (!device_counts_) return;
-  const std::vector<uint64_t> taken = device_counts_->take();
-  const size_t rules = rules_.rules.size();
+  device_users_.clear();
+  const auto live = tables_.pin();
+  live->device_packets.take(live.packets);
+  std::lock_guard<std::mutex> lk(device_counts_m_);
   CollectCounts& c = counts_[0];
-  for (size_t r = 0; r <= rules; ++r) c.by_rule[r] += taken[r];
-  c.packets_alerted += taken[rules + 1];
-  c.not_logged += taken[rules + 2];
-  c.alerts += taken[rules + 3] - taken[rules];  // kept alerts less stray indices, as count()
+  fit(c, catalog()->size());
+  for (auto& [base, counters] : device_counts_) {
+    const std::vector<uint64_t> taken = counters->take();
+    const size_t rules = taken.size() - 4;
+    for (size_t r = 0; r < rules; ++r) c.by_rule[base + r] += taken[r];
+    c.by_rule.back() += taken[rules];
+    c.packets_alerted += taken[rules + 1];
+    c.not_logged += taken[rules + 2];
+    c.alerts += taken[rules + 3] - taken[rules];  // kept alerts less stray indices, as count()
+  }
 #endif
 }
 
 void Nids::report(nlohmann::json& j) const {
-  const RulesStats& st = rules_.stats;
+  const auto t = tables_.pin();
+  const RulesStats& st = t->rules.stats;
   j["rules_loaded"] = st.loaded;
   nlohmann::json skipped = nlohmann::json::object();
   for (int i = 0; i < kRuleSkipCount; ++i)
@@ -292,27 +383,33 @@ void Nids::report(nlohmann::json& j) const {
   for (int b = 0; b < kRuleFeatureCount; ++b)
     unevaluated[std::string(rule_feature_name(b))] = st.loaded_with[b];
   j["rules_not_evaluated"] = unevaluated;
-  j["patterns"] = matcher_.patterns().size();
-  j["dfa_states"] = matcher_.automaton().state_count();
-  j["table_bytes"] = matcher_.table_bytes();
+  j["patterns"] = t->matcher.patterns().size();
+  j["dfa_states"] = t->matcher.automaton().state_count();
+  j["table_bytes"] = t->matcher.table_bytes();
   j["alerts"] = alerts();
   j["alerts_not_logged"] = alerts_not_logged();
   j["packets_alerted"] = packets_alerted();
 
-  // The sids with the most alerts (ties: lower sid first).
-  std::vector<std::pair<uint64_t, uint32_t>> by_sid;  // (count, rule)
-  for (uint32_t r = 0; r < rules_.rules.size(); ++r) {
+  j["table_version"] = tables_.version();
+  j["table_versions"] = tables_.log().json();
+
+  // The sids with the most alerts (ties: lower sid first), over every version's rules.
+  const std::shared_ptr<const Catalog> catalog = this->catalog();
+  std::map<uint32_t, uint64_t> per_sid;
+  for (uint32_t r = 0; r < catalog->size(); ++r) {
     uint64_t n = 0;
-    for (const CollectCounts& c : counts_) n += c.by_rule[r];
-    if (n) by_sid.emplace_back(n, r);
+    for (const CollectCounts& c : counts_) n += r + 1 < c.by_rule.size() ? c.by_rule[r] : 0;
+    if (n) per_sid[(*catalog)[r].sid] += n;
   }
+  std::vector<std::pair<uint64_t, uint32_t>> by_sid;  // (count, sid)
+  for (const auto& [sid, n] : per_sid) by_sid.emplace_back(n, sid);
   std::sort(by_sid.begin(), by_sid.end(), [&](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first > b.first;
-    return rules_.rules[a.second].sid < rules_.rules[b.second].sid;
+    return a.second < b.second;
   });
   nlohmann::json sids = nlohmann::json::object();
   for (size_t k = 0; k < by_sid.size() && k < kReportSids; ++k)
-    sids[std::to_string(rules_.rules[by_sid[k].second].sid)] = by_sid[k].first;
+    sids[std::to_string(by_sid[k].second)] = by_sid[k].first;
   j["alerts_by_sid"] = sids;
   if (by_sid.size() > kReportSids) j["alerts_by_sid_omitted"] = by_sid.size() - kReportSids;
   if (log_) j["alert_log"] = log_->path();
@@ -320,13 +417,15 @@ void Nids::report(nlohmann::json& j) const {
 
 std::string Nids::command(std::string_view cmd) const {
   if (cmd == "describe") return describe();
+  const auto t = tables_.pin();
+  const RuleSet& set = t->rules;
   if (cmd == "skipped") {
-    std::string out = std::to_string(rules_.stats.skipped_total()) + " rule lines skipped";
-    for (const std::string& e : rules_.skip_examples) out += "\n  " + e;
+    std::string out = std::to_string(set.stats.skipped_total()) + " rule lines skipped";
+    for (const std::string& e : set.skip_examples) out += "\n  " + e;
     return out;
   }
   if (cmd.substr(0, 4) == "sid ") {
-    for (const Rule& r : rules_.rules)
+    for (const Rule& r : set.rules)
       if (std::to_string(r.sid) == cmd.substr(4))
         return "sid " + std::to_string(r.sid) + " (" + r.file + ":" + std::to_string(r.line) +
                "): " + r.msg + ", " + std::to_string(r.contents.size()) + " contents";
@@ -336,10 +435,13 @@ std::string Nids::command(std::string_view cmd) const {
 }
 
 std::string Nids::describe() const {
-  const RulesStats& st = rules_.stats;
+  const auto t = tables_.pin();
+  const RuleSet& set = t->rules;
+  const RuleMatcher& m = t->matcher;
+  const size_t files = t->files.empty() ? options_.rule_files : t->files.size();
+  const RulesStats& st = set.stats;
   std::string s = "nids " + name() + ": " + std::to_string(st.loaded) + " rules loaded from " +
-                  std::to_string(options_.rule_files) + " file" +
-                  (options_.rule_files == 1 ? "" : "s") + ", " +
+                  std::to_string(files) + " file" + (files == 1 ? "" : "s") + ", " +
                   std::to_string(st.skipped_total()) + " skipped";
   std::string reasons;
   for (int i = 0; i < kRuleSkipCount; ++i)
@@ -352,13 +454,13 @@ std::string Nids::describe() const {
        ", buffers " + std::to_string(st.loaded_with[2]) + ", negated content " +
        std::to_string(st.loaded_with[3]) + ", other conditions " +
        std::to_string(st.loaded_with[4]);
-  const AhoCorasick& ac = matcher_.automaton();
+  const AhoCorasick& ac = m.automaton();
   s += "; " + std::to_string(ac.pattern_count()) + " patterns (longest " +
        std::to_string(ac.max_pattern_length()) + " B), DFA " + std::to_string(ac.state_count()) +
-       " states, " + mib(matcher_.table_bytes()) + "; action " + (drop_ ? "drop" : "alert");
+       " states, " + mib(m.table_bytes()) + "; action " + (drop_ ? "drop" : "alert");
   if (!options_.alerts_path.empty()) s += ", alerts to " + options_.alerts_path;
   if (st.skipped[int(RuleSkip::bad_syntax)])
-    for (const std::string& e : rules_.skip_examples)
+    for (const std::string& e : set.skip_examples)
       if (e.find(": bad_syntax") != std::string::npos) {
         s += "; first bad line: " + e;
         break;

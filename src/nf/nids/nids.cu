@@ -117,7 +117,8 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
           if (bits[w] != 0) bits[w] = 0;
       __syncwarp();
     }
-    const NidsResult all = group_merge<G>(mine);
+    NidsResult all = group_merge<G>(mine);
+    all.rebase(v.rule_base);
     if (sub == 0 && here) {
       PacketRef p(b, i);
       all.store(p.results(v.result_offset, kNidsResultBytes));
@@ -153,10 +154,11 @@ void allow_shared(int bytes) {
 }  // namespace
 
 // Nids::count()'s device twin over the packets that reached `position`: packets alerted, alerts
-// beyond the kept ones, kept alerts, and per kept rule index its counter (past the rules: the
-// stray slot). Counter slots as Nids::device_counts_. Whole warps, as DeviceCountersRef needs.
-__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t rules,
-                                  DeviceCountersRef counts) {
+// beyond the kept ones, kept alerts, and per kept rule index its counter (the version's rules
+// from `base`; others: the stray slot). Counter slots as NidsTables::device_counts. Whole warps,
+// as DeviceCountersRef needs.
+__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t base,
+                                  uint32_t rules, DeviceCountersRef counts) {
   for (uint32_t base = blockIdx.x * blockDim.x; base < b.count; base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     const bool in = i < b.count && reached_node(b, i, position);
@@ -166,21 +168,20 @@ __global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result
     counts.add_sum(rules + 2, fired - kept);
     counts.add_sum(rules + 3, kept);
     for (uint32_t k = 0; __any_sync(0xFFFFFFFFu, k < kept); ++k) {
-      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) : 0;
+      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) - base : 0;
       counts.add_one(rule < rules ? rule : rules, k < kept);
     }
   }
 }
 
-void Nids::prepare_gpu() {
-  if (device_counting_ && !device_counts_)
-    device_counts_ = std::make_unique<DeviceCounters>(rules_.rules.size() + 4);
-  matcher_.upload_to_device();
-  device_view_ = NidsView{matcher_.device_ref(), result_offset(), drop_};
+void Nids::upload(NidsTables& t) {
+  t.matcher.upload_to_device();
+  t.device_packets.allocate();
+  t.device_view = NidsView{t.matcher.device_ref(), result_offset(), drop_, t.rule_base};
   // One warp's bitmaps (one per packet it holds) must fit a block's shared memory; past the
   // default 48 KiB the kernel opts in to what the device allows. With a large rule set (about
   // 100K patterns and more) there is room for one bitmap per warp only: a warp per packet.
-  const size_t bitmap = bitmap_bytes(matcher_.automaton().pattern_count());
+  const size_t bitmap = bitmap_bytes(t.matcher.automaton().pattern_count());
   int device = 0, optin = 0;
   GPUNFV_CUDA(cudaGetDevice(&device));
   GPUNFV_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -188,42 +189,54 @@ void Nids::prepare_gpu() {
   if (const uint32_t want = debug_switches().nids_lanes) lanes = want;
   while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
   if (bitmap > size_t(optin))
-    throw std::runtime_error("nids " + name() + ": " +
-                             std::to_string(matcher_.automaton().pattern_count()) +
-                             " patterns need a " + std::to_string(bitmap) +
-                             " B bitmap per warp, more shared memory than the device has");
-  gpu_group_lanes_ = lanes;
-  gpu_shared_limit_ = kDefaultSharedLimit;
+    throw std::length_error("nids " + name() + ": " +
+                            std::to_string(t.matcher.automaton().pattern_count()) +
+                            " patterns need a " + std::to_string(bitmap) +
+                            " B bitmap per warp, more shared memory than the device has");
+  t.group_lanes = lanes;
+  t.shared_limit = kDefaultSharedLimit;
   if (bitmap * (kLanes / lanes) > kDefaultSharedLimit) {
     allow_shared(optin);
-    gpu_shared_limit_ = size_t(optin);
+    t.shared_limit = size_t(optin);
+  }
+  if (device_counting_ && !t.device_counts) {  // last: the version is sure to be used
+    t.device_counts = std::make_shared<DeviceCounters>(t.rules.rules.size() + 4);
+    std::lock_guard<std::mutex> lk(device_counts_m_);
+    device_counts_.emplace_back(t.rule_base, t.device_counts);
   }
 }
 
 void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
                        const GpuStream& stream) const {
   if (device_batch.count == 0) return;
-  const uint32_t patterns = matcher_.automaton().pattern_count();
-  const uint32_t lanes = gpu_group_lanes_;
+  // One version for the whole batch; its stream noted before the pin ends, so a replacement
+  // waits for this launch before the version's device memory goes.
+  const auto t = tables_.pin();
+  device_users_.note(t.version, stream.stream);
+  const uint32_t patterns = t->matcher.automaton().pattern_count();
+  const uint32_t lanes = t->group_lanes;
   const uint32_t per_warp_packets = kLanes / lanes;
   const size_t per_warp = bitmap_bytes(patterns) * per_warp_packets;
   int warps = std::max(1, stream.threads_per_block / int(kLanes));
-  warps = std::min<int>(warps, std::max<size_t>(1, gpu_shared_limit_ / per_warp));
+  warps = std::min<int>(warps, std::max<size_t>(1, t->shared_limit / per_warp));
   const uint32_t per_block = uint32_t(warps) * per_warp_packets;
   int blocks = int((device_batch.count + per_block - 1) / per_block);
   if (stream.max_blocks > 0) blocks = std::min(blocks, stream.max_blocks);
-  NidsView view = device_view_;
+  t->device_packets.count(device_batch, position, stream);
+  NidsView view = t->device_view;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
               device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   GPUNFV_CUDA(cudaGetLastError());
-  if (device_counts_) {
+  if (t->device_counts) {
     dim3 block;
     const dim3 grid = count_grid(device_batch.count, stream, block);
     nids_count_kernel<<<grid, block, 0, stream.stream>>>(
-        device_batch, position, view.result_offset, uint32_t(rules_.rules.size()), device_counts_->ref());
+        device_batch, position, view.result_offset, t->rule_base,
+        uint32_t(t->rules.rules.size()), t->device_counts->ref());
     GPUNFV_CUDA(cudaGetLastError());
   }
+  t.count(stream.packets);
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

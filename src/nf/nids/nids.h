@@ -19,6 +19,11 @@
 // indices (a 32-byte results slice); collect() logs one alert per kept rule in rule order, and
 // counts the firings beyond 7 as alerts_not_logged.
 //
+// Live update (`gpunfv ctl SOCKET nids replace FILE...`, SIGHUP): a new rule set and automaton
+// are built beside the live ones and swapped in between batches (nf/live_snapshot.h). Rule
+// indices in the results are global over the run (each version's rules follow the previous
+// versions'), so a packet's alerts name the rules of the version that scanned it.
+//
 // GPU: a group of lanes per packet (8 by default, 4 packets per warp; nids.cu), its payload split
 // into chunks scanned by the lanes, each running on past its chunk by at most the longest
 // pattern minus one byte (AhoCorasickRef::scan_range); matched patterns meet in the group's
@@ -33,6 +38,7 @@
 
 #include "core/config_node.h"
 #include "nf/collect_scan.h"
+#include "nf/live_snapshot.h"
 #include "nf/network_function.h"
 #include "nf/nids/alert_log.h"
 #include "nf/nids/nids_logic.h"
@@ -41,9 +47,37 @@
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_counters.h"
+#include "gpu/device_users.h"
+#include "nf/device_packet_count.h"
 #endif
 
 namespace gpunfv {
+
+// One version of a NIDS's rules and automaton (replaced whole by a live update).
+struct NidsTables {
+  // Throws std::invalid_argument without a loaded rule, std::length_error as RuleMatcher.
+  NidsTables(RuleSet rules, size_t max_automaton_bytes, uint32_t rule_base,
+             std::vector<std::string> files);
+  RuleSet rules;
+  RuleMatcher matcher;
+  uint32_t rule_base;              // global index of rules.rules[0] (see above)
+  std::vector<std::string> files;  // the rule files it was read from
+#if GPUNFV_HAVE_CUDA
+  NidsView device_view{};        // set by Nids::upload()
+  size_t shared_limit = 0;       // dynamic shared memory a block of the kernel may use
+  uint32_t group_lanes = 32;     // lanes of a warp that scan one packet (nids.cu)
+  // Device counting: rules + 4 slots (Nids::finish() adds them up); shared with the NF so the
+  // counts outlive the version.
+  std::shared_ptr<DeviceCounters> device_counts;
+  DevicePacketCount device_packets;  // under gpu_pipeline: fused
+#endif
+};
+
+// What an alert names of a rule, kept for every version's rules (global rule index).
+struct NidsRuleInfo {
+  uint32_t gid = 1, sid = 0, rev = 0;
+  std::string msg_json;  // json_quote()d
+};
 
 // collect()'s first pass: writes to out (room for end - begin indices) the packets of
 // [begin, end) that reached chain node `position` and for which at least one rule fired (the
@@ -64,6 +98,8 @@ class Nids final : public NetworkFunction {
     std::string alerts_path;  // empty: no alert log
     size_t rule_files = 0;    // for describe()
     size_t max_automaton_bytes = kDefaultMaxAutomatonMb << 20;  // RuleMatcher's limit
+    uint64_t max_rules = kDefaultMaxRules;  // for replace_rules()
+    std::vector<std::string> rule_paths;    // the configuration's rule files (reload)
   };
 
   // Throws std::invalid_argument when `rules` holds no loaded rule, std::length_error when
@@ -74,6 +110,18 @@ class Nids final : public NetworkFunction {
   // Reads `name`, `type`, `rules`, `action`, `alerts`, `max_rules`, `max_automaton_mb` (see
   // above). Throws ConfigError.
   static std::unique_ptr<Nids> from_config(const ConfigNode& node);
+
+  // Live update: reads `files` (with this NF's max_rules and max_automaton_mb, each up to
+  // `limit`), builds the automaton beside the live one and swaps it in between batches.
+  // Returns the new table version (`what` names it in the report; default "nids replace
+  // FILE..."). A file that cannot be read, a rule line with bad syntax, no loadable rule, too
+  // many rules or too large an automaton throw ConfigError (file:line where there is one),
+  // changing nothing.
+  uint64_t replace_rules(const std::vector<std::string>& files, const ReadLimit& limit,
+                         std::string what = {});
+  const std::vector<std::string>& rule_files() const { return options_.rule_paths; }
+  const TableVersionLog* table_versions() const override { return &tables_.log(); }
+  uint64_t table_version() const { return tables_.version(); }
 
   std::string_view type() const override { return "nids"; }
   void prepare(Backend backend) override;
@@ -105,9 +153,10 @@ class Nids final : public NetworkFunction {
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;
 
-  const RuleSet& rules() const { return rules_; }
-  const RuleMatcher& matcher() const { return matcher_; }
-  NidsView host_view() const { return NidsView{matcher_.ref(), result_offset(), drop_}; }
+  // The live version's (valid until the next replace_rules()).
+  const RuleSet& rules() const { return current().rules; }
+  const RuleMatcher& matcher() const { return current().matcher; }
+  NidsView host_view() const { return view_of(current()); }
 
   // Totals collect() has counted so far.
   uint64_t alerts() const;
@@ -115,36 +164,51 @@ class Nids final : public NetworkFunction {
   uint64_t packets_alerted() const;
 
  private:
+  using Catalog = std::vector<NidsRuleInfo>;
+  const NidsTables& current() const { return *tables_.pin().tables; }
+  NidsView view_of(const NidsTables& t) const {
+    return NidsView{t.matcher.ref(), result_offset(), drop_, t.rule_base};
+  }
+  std::shared_ptr<const Catalog> catalog() const;
+  void add_to_catalog(const RuleSet& rules);  // before the version that has them goes live
 #if GPUNFV_HAVE_CUDA
-  void prepare_gpu();  // nids.cu
+  void upload(NidsTables& t);  // nids.cu: device automaton, launch shape, counters
 #endif
 
-  RuleSet rules_;
   Options options_;
   bool drop_;
-  RuleMatcher matcher_;
-  std::vector<std::string> msg_json_;  // per rule, json_quote()d once
+  LiveSnapshot<NidsTables> tables_;
+  Backend backend_ = Backend::cpu;
+  mutable std::mutex catalog_m_;
+  std::shared_ptr<const Catalog> catalog_;  // every version's rules, by global index
   std::unique_ptr<AlertLog> log_;
-  // Writes packet event `e` as an alert of rule index `rule` (its gid, sid, rev, msg filled in).
-  void log_alert(AlertEvent& e, uint32_t rule);
+  // Writes packet event `e` as an alert of global rule index `rule` (gid, sid, rev, msg filled in).
+  void log_alert(AlertEvent& e, const NidsRuleInfo& rule);
   // What collect() counted, per shard (collect_range's `shard`; one writer each), summed when read.
   struct alignas(64) CollectCounts {
     uint64_t alerts = 0, not_logged = 0, packets_alerted = 0;
-    std::vector<uint64_t> by_rule;  // alerts per rule index, then a slot for stray indices
+    // Alerts per global rule index, then a slot for stray indices; grown by its one writer as
+    // versions are added (fit()).
+    std::vector<uint64_t> by_rule;
     std::vector<uint32_t> alerted;  // scratch: the alerting packets of the range being collected
   };
   std::vector<CollectCounts> counts_;
   uint64_t summed(uint64_t CollectCounts::*counter) const;  // over the shards
+  static void fit(CollectCounts& c, size_t rules);  // by_rule for `rules` global indices
   void count(const CollectScan& scan, CollectCounts& c, uint32_t n);
   void count_and_log(const BatchView& b, const CollectScan& scan, CollectCounts& c, uint32_t n,
-                     const CollectContext& ctx);
+                     const CollectContext& ctx, const Catalog& catalog);
   bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
-  // by_rule's rules + 1 slots, then packets alerted, alerts beyond the kept ones, kept alerts.
-  std::unique_ptr<DeviceCounters> device_counts_;
-  NidsView device_view_{};
-  size_t gpu_shared_limit_ = 0;  // dynamic shared memory a block of the kernel may use
-  uint32_t gpu_group_lanes_ = 32;  // lanes of a warp that scan one packet (nids.cu)
+  // Every version's device counters (the version's rules + 1 slots, then packets alerted,
+  // alerts beyond the kept ones, kept alerts) with its rule base, added up by finish().
+  mutable std::mutex device_counts_m_;
+  std::vector<std::pair<uint32_t, std::shared_ptr<DeviceCounters>>> device_counts_;
+  // The streams that launched over each version (by version number), waited for before the
+  // version's device memory goes.
+  mutable DeviceUsers device_users_;
+ public:
+  void release_gpu_lane(cudaStream_t stream) override { device_users_.forget_stream(stream); }
 #endif
 };
 

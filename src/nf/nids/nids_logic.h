@@ -102,6 +102,11 @@ struct NidsResult {
     rules[k] = r;
   }
 
+  // Rule indices of the version's rule set made global (NidsView::rule_base), order kept.
+  GPUNFV_HD void rebase(uint32_t base) {
+    for (uint32_t k = 0; k < kept(); ++k) rules[k] += base;
+  }
+
   // Little-endian words, so the host reads the same record from either backend.
   GPUNFV_HD void store(IsoSpan<uint8_t> out) const {
     store_word(out, 0, fired);
@@ -128,6 +133,7 @@ struct NidsView {
   RuleMatcherRef matcher;
   uint32_t result_offset = 0;  // this NF's slice of the results record
   bool drop = false;           // action: drop
+  uint32_t rule_base = 0;      // added to the rule indices a result stores (nids.h: versions)
 };
 static_assert(std::is_trivially_copyable_v<NidsView>);
 
@@ -168,7 +174,8 @@ class NidsScratch {
 inline DropReason nids_packet_cpu(const NidsView& v, PacketRef p, NidsScratch& scratch) {
   IsoSpan<const uint8_t> frame = p.frame();
   const PayloadRange pr = nids_payload(frame, p.headers());
-  const NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));
+  NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));
+  r.rebase(v.rule_base);
   r.store(p.results(v.result_offset, kNidsResultBytes));
   return nids_verdict(v, r);
 }

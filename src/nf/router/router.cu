@@ -40,11 +40,7 @@ void Router::finish() {
   if (!device_packets_.size()) return;
   // The run is over: the stage has seen every launch over either copy complete, and the
   // streams that made them went with it (a gnet lane's with its green context).
-  {
-    std::lock_guard<std::mutex> lk(use_m_);
-    device_users_[0].clear();
-    device_users_[1].clear();
-  }
+  device_users_.clear();
   for (int s = 0; s < 2; ++s) take_device_packets(s);
 }
 
@@ -63,12 +59,7 @@ void Router::prepare_gpu_updates() {
                               update_stream_));
   GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
   live_.before_write = [this](int slot) {
-    std::set<cudaStream_t> streams;
-    {
-      std::lock_guard<std::mutex> lk(use_m_);
-      streams.swap(device_users_[slot]);
-    }
-    for (cudaStream_t s : streams) GPUNFV_CUDA(cudaStreamSynchronize(s));
+    device_users_.wait(uint64_t(slot));
     take_device_packets(slot);  // final: no launch over this copy is left
   };
   live_.after_write = [this](int slot, const Dir24_8::Touched& touched) {
@@ -77,8 +68,7 @@ void Router::prepare_gpu_updates() {
 }
 
 void Router::note_device_use(int slot, cudaStream_t s) const {
-  std::lock_guard<std::mutex> lk(use_m_);
-  device_users_[slot].insert(s);
+  device_users_.note(uint64_t(slot), s);
 }
 
 void Router::process_gpu(const BatchView& device_batch, uint8_t position,

@@ -30,6 +30,7 @@
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
+#include "gpu/device_users.h"
 #endif
 
 namespace gpunfv {
@@ -117,10 +118,13 @@ class Router final : public NetworkFunction {
   DeviceBuffer<unsigned long long> device_packets_;
   DeviceBuffer<uint16_t> device_next_hop_ports_;
   std::array<RouterView, 2> device_views_{};
-  // Streams that launched over each copy since it was last written (synchronized before it is).
-  mutable std::mutex use_m_;
-  mutable std::array<std::set<cudaStream_t>, 2> device_users_;
+  // Streams that launched over each copy (by slot) since it was last written (synchronized
+  // before it is).
+  mutable DeviceUsers device_users_;
   cudaStream_t update_stream_ = nullptr;
+
+ public:
+  void release_gpu_lane(cudaStream_t stream) override { device_users_.forget_stream(stream); }
 #endif
 };
 

@@ -5,6 +5,7 @@
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "gpu/device.h"
 
@@ -119,6 +120,26 @@ TEST(GpuNids, DropActionSmallBlocksAndCappedGridEqualCpu) {
   auto nids = make_nids({et("web_server"), et("user_agents"), et("exploit")}, "drop");
   // 2 warps a block, at most 3 blocks: each warp walks many packets (grid-stride).
   compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 3, 64});
+}
+
+// A replaced rule set scans on the device as on the host (rule indices global over the versions
+// on both), and launches whose packets the host does not know (GpuStream::packets 0, as under
+// gpu_pipeline: fused) are counted on the device against the version they used.
+TEST(GpuNids, ReplacedRulesEqualCpuAndCountPerVersionOnTheDevice) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto nids = make_nids({et("web_server")}, "alert");
+  compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+  ASSERT_EQ(nids->replace_rules({et("user_agents"), et("exploit")}, {}), 2u);
+  EXPECT_GT(nids->host_view().rule_base, 0u);
+  compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+  nids->finish();
+  // Each batch was counted twice: by process() on the host and by the device count.
+  const nlohmann::json v = nids->table_versions()->json();
+  ASSERT_EQ(v.size(), 2u);
+  for (const auto& x : v) {
+    EXPECT_GT(x["packets"].get<uint64_t>(), 0u);
+    EXPECT_EQ(x["packets"].get<uint64_t>() % 2, 0u);
+  }
 }
 
 std::string slurp(const std::string& path) {
