@@ -28,7 +28,7 @@
 #include "bench_util.h"
 #include "router_lookup.h"
 #include "chain/processing_stage.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/clock.h"
 #include "core/error.h"
 
