@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "chain/batch_shape.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/batch.h"
 #include "core/clock.h"
 #include "worker_pool.h"

@@ -41,7 +41,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "chain/forward_config.h"
+#include "chain/forward_spec.h"
 #include "core/clock.h"
 #include "core/config_node.h"
 #include "forward_bench/bare_io_loop.h"

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "nf/router/router.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "fuzz/fuzz_util.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "chain/processing_stage.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/batch.h"
 
 #define FUZZ_CHECK(cond)                                                                     \

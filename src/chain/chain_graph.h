@@ -6,11 +6,10 @@
 // packets take.
 //
 // ChainView is the trivially copyable form the per-packet switch reads on both backends.
-// Errors: parse_chain_graph throws ConfigError naming the offending line.
+// config/ builds it from a chain's `path:` and `routes:` (config/internal/chain_graph_config.h).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -19,8 +18,6 @@
 #include "core/compat.h"
 
 namespace gpunfv {
-
-class ConfigNode;
 
 inline constexpr uint32_t kMaxBranches = 8;      // targets of one branch node
 inline constexpr uint32_t kMaxChainRoutes = 64;  // routing-table entries per chain
@@ -59,9 +56,5 @@ struct ChainGraph {
 
 // A straight path through `nfs` (node k sends to k + 1; the last leaves the chain).
 ChainGraph linear_chain_graph(const std::vector<uint16_t>& nfs);
-
-// Parses a chain's `path:` (NF names, or {nf: NAME, next: [NAME|done, ...]} for a branch)
-// and optional `routes:` ({dst: A.B.C.D/L, at: ingress|NAME, next: NAME|done}).
-ChainGraph parse_chain_graph(const ConfigNode& chain, const std::map<std::string, uint16_t>& nf_ids);
 
 }  // namespace gpunfv

@@ -1,4 +1,4 @@
-// The per-packet hooks the GPU ring loops run (io/gpuring/loops/ring_loops.h) when they run an
+// The per-packet hooks the GPU ring loops run (io/gpuring/loops/internal/ring_loops.h) when they run an
 // NF themselves (a gpuring port's standalone loops, a forward with `route:`): the framework's
 // classify step (parse, size check, flow hash), then the NF's __host__ __device__ function
 // `Fn(const View&, PacketRef) -> DropReason` on the packet in its slot, in place, through a

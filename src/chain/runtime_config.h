@@ -1,5 +1,5 @@
-// A chain configuration loaded from YAML: ports, NFs, chains and settings, all validated.
-// Errors: load_runtime_config throws ConfigError naming the file and line.
+// What the runtime runs: ports, NFs, chains, forwards and settings. config/ builds and validates
+// it from a YAML file (config/config.h); the runtime reads it and parses nothing.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "chain/chain_graph.h"
-#include "chain/forward_config.h"
+#include "chain/forward_spec.h"
 #include "core/text_file.h"
 #include "io/port.h"
 #include "nf/network_function.h"
@@ -75,10 +75,8 @@ struct RuntimeConfig {
   std::vector<std::unique_ptr<Port>> ports;       // index = port id
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<Chain> chains;
-  std::vector<ForwardSpec> forwards;              // `forward:` (chain/forward_config.h)
+  std::vector<ForwardSpec> forwards;              // `forward:` (chain/forward_spec.h)
   Settings settings;
 };
-
-RuntimeConfig load_runtime_config(const std::string& path);
 
 }  // namespace gpunfv

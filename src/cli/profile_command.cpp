@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "config/config.h"
 #include "core/error.h"
 #include "gpu/device.h"
 
@@ -29,7 +30,9 @@ int run_profile_command(const ProfileOptions& o) {
       return kExitUsage;
     }
 #if GPUNFV_HAVE_CUDA
-    ProfileResult r = run_profile(o, stderr);
+    RuntimeConfig rc = load_runtime_config(o.config);
+    ProfileResult r =
+        run_profile(o, rc, [&rc](uint32_t size) { return sized_generator(rc, size); }, stderr);
     std::fputs(profile_table(r.models).c_str(), stdout);
     std::fputs(r.allocations.c_str(), stdout);
     if (!o.out.empty()) {

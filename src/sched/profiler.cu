@@ -90,12 +90,12 @@ std::vector<Sample> time_transfers(const ProfileOptions& o, const SmPartition& p
 
 }  // namespace
 
-ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
+ProfileResult run_profile(const ProfileOptions& o, RuntimeConfig& rc, const SizedPortOf& sized_port,
+                          std::FILE* log) {
   validate_profile_options(o);
   if (!cuda_device_available()) throw GpuError("gpunfv profile needs a CUDA device; none is available");
-  RuntimeConfig rc = load_runtime_config(o.config);
   if (rc.nfs.empty()) throw ConfigError(rc.file, "no NFs to profile");
-  sized_generator(rc, o.sizes.front());  // fails early when the ingress port is no generator
+  sized_port(o.sizes.front());  // fails early when the ingress port is no generator
 
   GPUNFV_CUDA(cudaSetDevice(0));
   cudaDeviceProp prop{};
@@ -144,7 +144,7 @@ ProfileResult run_profile(const ProfileOptions& o, std::FILE* log) {
     const uint32_t stride = round64(size + headroom);
     const BatchLayout layout = BatchLayout::make(capacity, stride, shape.result_stride);
     Batch host(capacity, stride, MemoryKind::host_pinned, shape.result_stride);
-    auto port = sized_generator(rc, size);
+    auto port = sized_port(size);
     if (fill_batch(*port, host, capacity) < capacity)
       throw ConfigError(rc.file, "the generator ended before " + std::to_string(capacity) + " packets");
     BatchView hv = host.view();

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,9 +54,9 @@ void add_profile_options(CLI::App& sub, ProfileOptions& o);
 // Throws ConfigError naming the option.
 void validate_profile_options(const ProfileOptions& o);
 
-// A generator port like the first chain's ingress port, making frames of `size` bytes as fast
-// as asked. Throws ConfigError when that port is not a generator.
-std::unique_ptr<Port> sized_generator(const RuntimeConfig& rc, uint32_t size);
+// A port making frames of `size` bytes as fast as asked: the configuration's traffic at one
+// profiled size (config/config.h's sized_generator builds it).
+using SizedPortOf = std::function<std::unique_ptr<Port>(uint32_t size)>;
 // Appends frames from `port` until `b` holds `n` (or the port ends); returns b.count().
 uint32_t fill_batch(Port& port, Batch& b, uint32_t n);
 
@@ -85,8 +86,10 @@ struct ProfileResult {
 };
 
 #if GPUNFV_HAVE_CUDA
-// Runs the measurements (profiler.cu); `log` gets progress lines (may be null).
-ProfileResult run_profile(const ProfileOptions& o, std::FILE* log);
+// Runs the measurements (profiler.cu) on the NFs of `rc` (loaded from o.config), with traffic
+// from `sized_port`; `log` gets progress lines (may be null).
+ProfileResult run_profile(const ProfileOptions& o, RuntimeConfig& rc, const SizedPortOf& sized_port,
+                          std::FILE* log);
 #endif
 
 }  // namespace gpunfv

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {

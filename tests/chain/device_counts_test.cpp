@@ -12,7 +12,7 @@
 #include <string>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "gpu/device.h"
 #include "tests/chain/chain_test_util.h"
 

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "nf/run_per_packet.h"
 #include "tests/chain/chain_test_util.h"

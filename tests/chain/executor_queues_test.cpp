@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "gpu/device.h"
 #include "io/generator_port.h"
 #include "tests/chain/chain_test_util.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
 
@@ -115,22 +115,6 @@ chains:
   expect_accounted(s);
   EXPECT_GT(s.total_rx(), 0u);
   EXPECT_LT(s.elapsed_s, 30.0);
-}
-
-TEST(RuntimeConfig, ErrorsNameFileAndLine) {
-  auto dir = temp_dir("cfgerr");
-  std::string cfg = write_file(dir / "c.yaml", R"(ports:
-  - {name: in, type: pcap, rx: )" + source_dir() + R"(/data/traces/dns.cap}
-chains:
-  - {from: in, path: [nope]}
-)");
-  try {
-    load_runtime_config(cfg);
-    FAIL() << "expected a ConfigError";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("c.yaml:4"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("unknown NF 'nope'"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "io/forward/forwarder.h"
 #include "tests/chain/chain_test_util.h"

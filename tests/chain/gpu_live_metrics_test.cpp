@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "chain/executor.h"
+#include "config/config.h"
 #include "gpu/device.h"
 #include "telemetry/prometheus_text.h"
 #include "tests/chain/chain_test_util.h"

@@ -19,7 +19,7 @@
 #include "chain/batch_shape.h"
 #include "chain/processing_stage.h"
 #include "chain/ring_batch_transfer.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
 #include "gpu/device_preflight.h"

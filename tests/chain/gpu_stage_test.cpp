@@ -16,7 +16,7 @@
 
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "sched/perf_model.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"

@@ -23,7 +23,7 @@
 #include "chain/batch_shape.h"
 #include "chain/executor.h"
 #include "chain/ring_batch_transfer.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "gpu/device.h"
 #include "io/gpuring/loops/kernel_loading.h"
 #include "tests/chain/chain_test_util.h"

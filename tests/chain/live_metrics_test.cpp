@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "chain/executor.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
 

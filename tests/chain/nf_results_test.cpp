@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "nf/run_per_packet.h"
 #include "tests/chain/chain_test_util.h"
 

@@ -11,7 +11,7 @@
 
 #include "chain/gpuring_feed.h"
 #include "chain/ring_batch_transfer.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "gpu/persistent_kernel_guard.h"
 #include "io/gpuring/gpuring_port.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "chain/processing_stage.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "config/config.h"
 #include "nf/router/router.h"
 #include "tests/chain/chain_test_util.h"
 

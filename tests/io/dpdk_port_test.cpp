@@ -7,7 +7,7 @@
 
 #include <atomic>
 
-#include "chain/forward_config.h"
+#include "chain/forward_spec.h"
 #include "io/forward/forwarder.h"
 #include "io/pcap_port.h"
 #include "tests/io/port_test_util.h"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "chain/classify.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
 

@@ -1,5 +1,5 @@
 // What a host forward loop (forwarder.h) runs by: the parameters of one `forward:` entry
-// (chain/forward_config.h parses them and documents each) and the per-frame hook a routed
+// (config/internal/forward_config.h parses them and documents each) and the per-frame hook a routed
 // forward runs. The loop knows nothing of what the hook does; the chain layer builds it (a
 // forward's `route:` runs the router's own per-packet logic).
 #pragma once

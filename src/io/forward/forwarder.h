@@ -1,7 +1,7 @@
 // One `forward:` entry at run time: a loop on its own thread that moves frames from one port
 // to another without an NF, zero-copy (descriptor hand-over, io/zero_copy.h) when both ports
 // offer the same kind, by copying otherwise. Optional per-frame hook (routing: the chain layer
-// runs the router there, chain/forward_config.h), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
+// runs the router there, config/internal/forward_config.h), sampled integrity (sampled_integrity.h), and descriptor batching: frames are
 // posted to tx in groups of `descriptor_batch` (one tail update each); a partial group is
 // posted when an rx poll comes back short (the queue ran dry), or after `flush_us` while full
 // bursts keep coming (so batching costs latency only while traffic flows, never a stall when

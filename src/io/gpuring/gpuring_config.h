@@ -26,7 +26,7 @@ struct GpuRingConfig {
   uint32_t burst = 32;  // frames the NIC emulator takes per rx step, per ring
   // The source and sink: a port named elsewhere in `ports:`, or a port spec given inline. Which
   // the port needs depends on its role (a port that receives needs a source; one that is only
-  // a forward's target has none): chain/runtime_config.cpp checks that.
+  // a forward's target has none): config/runtime_config.cpp checks that.
   std::string source_name, sink_name;
   std::optional<ConfigNode> source_spec, sink_spec;
   // A real 82599 instead of the emulator (dpdk_nic.h): its canonical PCI address, the nic:

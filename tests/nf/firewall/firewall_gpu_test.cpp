@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/parse.h"
 #include "gpu/device_buffer.h"
 #include "nf/firewall/firewall.h"

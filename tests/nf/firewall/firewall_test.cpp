@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "core/parse.h"
 #include "tests/chain/chain_test_util.h"

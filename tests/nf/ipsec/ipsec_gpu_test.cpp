@@ -15,7 +15,7 @@
 #include <mutex>
 
 #include "chain/processing_stage.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"

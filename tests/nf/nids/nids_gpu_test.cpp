@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "gpu/device_buffer.h"
 #include "nf/nids/nids.h"
 #include "tests/chain/chain_test_util.h"

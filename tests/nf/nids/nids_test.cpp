@@ -13,7 +13,7 @@
 #include <set>
 
 #include "chain/executor.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/nids/nids_test_util.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/gpuring/loops/forward_loops.h"
+#include "io/gpuring/loops/internal/forward_loops.h"
 #include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {

@@ -8,7 +8,7 @@
 #include "gpu/stream.h"
 #include "io/gpuring/loops/persistent_kernel.cuh"
 #include "io/gpuring/loops/gpu_ring_batch_runner.h"
-#include "io/gpuring/loops/ring_batch_loops.h"
+#include "io/gpuring/loops/internal/ring_batch_loops.h"
 
 namespace gpunfv::gpuring {
 

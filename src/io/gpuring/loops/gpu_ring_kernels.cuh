@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "io/gpuring/loops/persistent_kernel.cuh"
-#include "io/gpuring/loops/ring_loops.h"
+#include "io/gpuring/loops/internal/ring_loops.h"
 #include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {

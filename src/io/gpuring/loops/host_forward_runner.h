@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "io/gpuring/loops/forward_rings.h"
-#include "io/gpuring/loops/host_loops.h"
+#include "io/gpuring/loops/internal/host_loops.h"
 
 namespace gpunfv::gpuring {
 

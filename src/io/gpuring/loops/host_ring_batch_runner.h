@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "io/gpuring/loops/host_loops.h"
-#include "io/gpuring/loops/ring_batch_loops.h"
+#include "io/gpuring/loops/internal/host_loops.h"
+#include "io/gpuring/loops/internal/ring_batch_loops.h"
 #include "io/gpuring/loops/ring_batches.h"
 #include "io/gpuring/ring/ring_set.h"
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "io/gpuring/loops/host_loops.h"
-#include "io/gpuring/loops/ring_loops.h"
+#include "io/gpuring/loops/internal/host_loops.h"
+#include "io/gpuring/loops/internal/ring_loops.h"
 #include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {

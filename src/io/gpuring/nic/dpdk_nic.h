@@ -34,7 +34,7 @@
 #include <string>
 
 #include "io/gpuring/gpuring_config.h"
-#include "io/gpuring/nic/nic_82599_plan.h"
+#include "io/gpuring/nic/internal/nic_82599_plan.h"
 #include "io/gpuring/ring/ring_set.h"
 
 namespace gpunfv::gpuring {

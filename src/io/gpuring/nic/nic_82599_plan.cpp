@@ -1,4 +1,4 @@
-#include "io/gpuring/nic/nic_82599_plan.h"
+#include "io/gpuring/nic/internal/nic_82599_plan.h"
 
 #include <fmt/core.h>
 

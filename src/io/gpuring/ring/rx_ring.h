@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "io/gpuring/ring/slot_pool.h"
+#include "io/gpuring/ring/internal/slot_pool.h"
 
 namespace gpunfv::gpuring {
 

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "io/gpuring/ring/slot_pool.h"
+#include "io/gpuring/ring/internal/slot_pool.h"
 #include "io/gpuring/ring/team.h"
 
 namespace gpunfv::gpuring {

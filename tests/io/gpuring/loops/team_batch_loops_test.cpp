@@ -19,7 +19,7 @@
 #include "chain/classify.h"
 #include "io/gpuring/nic_emu/dma_engine.h"
 #include "io/gpuring/nic_emu/nic_emulator.h"
-#include "io/gpuring/loops/ring_batch_loops.h"
+#include "io/gpuring/loops/internal/ring_batch_loops.h"
 #include "tests/io/gpuring/batch_run_util.h"
 
 namespace gpunfv::gpuring {

@@ -18,7 +18,7 @@
 #include "io/gpuring/loops/forward_rings.h"
 #include "io/gpuring/nic_emu/nic_emulator.h"
 #include "chain/ring_nf_hook.h"
-#include "io/gpuring/loops/ring_loops.h"
+#include "io/gpuring/loops/internal/ring_loops.h"
 #include "tests/io/gpuring/thread_team.h"
 
 namespace gpunfv::gpuring {

@@ -2,7 +2,7 @@
 // datasheet's map, the values written, and the order the datasheet asks for (ring addresses
 // before a queue is enabled, the transmit DMA before tx queues, receive last), for 1 to 100
 // rings; the GPU side's tail/head registers at the same offsets; teardown in reverse.
-#include "io/gpuring/nic/nic_82599_plan.h"
+#include "io/gpuring/nic/internal/nic_82599_plan.h"
 
 #include <gtest/gtest.h>
 

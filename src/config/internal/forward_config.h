@@ -37,30 +37,15 @@
 // Errors: ConfigError naming file:line (unknown ports, sides missing, bad values, routes).
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
+#include "chain/forward_spec.h"
 #include "core/config_node.h"
-#include "io/forward/forward_params.h"
 #include "io/port.h"
 #include "nf/router/route_file.h"
 
 namespace gpunfv {
-
-class Router;
-
-// A forward's parameters (io/forward/forward_params.h) and what only this layer knows: its
-// router. With a route, `hook` runs the router on each frame (route_hook).
-struct ForwardSpec : ForwardParams {
-  std::shared_ptr<const Router> route;  // null: no routing
-  std::string gpu_variant;  // `variant:` (gpuring -> gpuring only); empty: not given
-  bool on_rings = false;    // between two gpuring ports: runs on their rings
-};
-
-// The host forward loop's hook for `route`: the router's per-packet logic on one frame in place.
-FrameHook route_hook(std::shared_ptr<const Router> route);
 
 // Parses `forward:` (a sequence). `ports` are the built ports, index = id.
 std::vector<ForwardSpec> parse_forwards(const ConfigNode& list, const PortIdOf& port_id_of,

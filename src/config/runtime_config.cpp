@@ -1,4 +1,4 @@
-#include "chain/runtime_config.h"
+#include "config/config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,10 @@
 #include <set>
 
 #include "chain/batch_shape.h"
-#include "chain/file_roles.h"
-#include "chain/nf_factory.h"
+#include "config/internal/chain_graph_config.h"
+#include "config/internal/file_roles.h"
+#include "config/internal/forward_config.h"
+#include "config/internal/nf_factory.h"
 #include "core/error.h"
 #include "io/gpuring/gpuring_port.h"
 #include "io/port_factory.h"

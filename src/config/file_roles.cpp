@@ -1,4 +1,4 @@
-#include "chain/file_roles.h"
+#include "config/internal/file_roles.h"
 
 #include <filesystem>
 #include <optional>

@@ -26,7 +26,7 @@
 #include <cstdint>
 
 #include "io/gpuring/loops/ring_batches.h"
-#include "io/gpuring/loops/ring_loops.h"
+#include "io/gpuring/loops/internal/ring_loops.h"
 
 namespace gpunfv::gpuring {
 

@@ -1,5 +1,6 @@
-#include "chain/nf_factory.h"
+#include "config/internal/nf_factory.h"
 
+#include "config/config.h"
 #include "nf/firewall/firewall.h"
 #include "nf/ipsec/ipsec.h"
 #include "nf/nids/nids.h"

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "chain/forward_config.h"
-#include "chain/runtime_config.h"
+#include "config/config.h"
+#include "config/internal/forward_config.h"
 #include "core/error.h"
 #include "io/port_factory.h"
 #include "tests/chain/chain_test_util.h"

@@ -19,7 +19,4 @@ struct NfContext {
 // `node` is one element of `nfs:` (with `name` and `type`). Throws ConfigError.
 std::unique_ptr<NetworkFunction> make_nf(const ConfigNode& node, const NfContext& ctx);
 
-// The NF types this build knows, for error messages and --help.
-const char* known_nf_types();
-
 }  // namespace gpunfv

@@ -23,7 +23,7 @@
 #include <cstdint>
 
 #include "io/forward/sampled_integrity.h"
-#include "io/gpuring/loops/ring_loops.h"
+#include "io/gpuring/loops/internal/ring_loops.h"
 #include "io/gpuring/ring/team.h"
 
 namespace gpunfv::gpuring {
