@@ -65,6 +65,11 @@ class NetworkFunction {
   // Before a persistent kernel starts (gpu/device_preflight.h): makes now what process_gpu
   // would make at its first call on this lane (the lane's context is current). Default: none.
   virtual void prepare_gpu_lane(const GpuStream& stream) {}
+  // Whether process_gpu() on a stream that is not serial orders batches through streams or
+  // events of the NF's own (IPsec's ordered pass): such work must be issued when process_gpu()
+  // is called, in call order, not recorded into a graph launched later, so the fused pipeline's
+  // graphs (settings.gpu_graphs) issue a chain holding such an NF directly. Default: no.
+  virtual bool gpu_orders_across_streams() const { return false; }
 #endif
 
   // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).

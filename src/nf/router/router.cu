@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gpu/cuda_check.h"
+#include "gpu/graph_launch_gate.h"
 #include "gpu/kernel_registry.h"
 #include "nf/per_packet_kernel.cuh"
 #include "gpu/stream.h"
@@ -63,6 +64,8 @@ void Router::prepare_gpu_updates() {
                               update_stream_));
   GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
   live_.before_write = [this](int slot) {
+    // Batches recorded into graphs that noted a stream here are launched first.
+    std::unique_lock<std::shared_mutex> launched(graph_launch_gate());
     std::set<cudaStream_t> streams;
     {
       std::lock_guard<std::mutex> lk(use_m_);
