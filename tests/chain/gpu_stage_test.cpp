@@ -98,8 +98,8 @@ settings: {batch_size: 4096, batches: 8)" + settings + R"(}
 }
 
 // Runs the same input through run_chain_cpu and the GPU stage and compares every byte and
-// every metadata field egress reads.
-void compare_backends(const std::string& cfg_path) {
+// every metadata field egress reads. `report`: the GPU stage's report (where given).
+void compare_backends(const std::string& cfg_path, nlohmann::json* report = nullptr) {
   RuntimeConfig rc = load_runtime_config(cfg_path);
   for (auto& nf : rc.nfs) {
     nf->prepare(Backend::cpu);
@@ -154,6 +154,7 @@ void compare_backends(const std::string& cfg_path) {
   }
   stage->stop();
   EXPECT_GT(compared, 0u);
+  if (report) stage->report(*report);
 }
 
 TEST(GpuStage, RealTraceEqualsCpu) {
@@ -197,9 +198,12 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // `packets`: enough that the run outlasts the scheduler thread's start and a few re-plans.
 // `pipeline`: settings.gpu_pipeline; a fused one never re-plans (unco), but its batches run on
 // several streams at once and must still keep IPsec's numbering in batch order.
-void replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
-                                   const std::string& pipeline = "staged", uint32_t zero_copy = 0) {
-  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy));
+// `graphs`: settings.gpu_graphs. Returns the stage's report.
+nlohmann::json replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
+                                             const std::string& pipeline = "staged",
+                                             uint32_t zero_copy = 0, bool graphs = false) {
+  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy) +
+                      (graphs ? "-graphs" : ""));
   const std::string model = scheduler == "gnet"
       ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
       : "";
@@ -224,6 +228,7 @@ chains:
   - {from: in, path: [fw, enc, ids], to: p1}
 settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pipeline +
                                                     (zero_copy ? ", gpu_zero_copy_packets: " + std::to_string(zero_copy) : "") +
+                                                    (graphs ? ", gpu_graphs: true" : "") +
                                                     ", scheduler: " + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
@@ -247,6 +252,7 @@ settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pi
   }
   const uint64_t compared = expect_pairs_equal(pairs);
   EXPECT_GT(compared, 0u);
+  return sched;
 }
 
 TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
@@ -277,6 +283,42 @@ TEST(GpuStage, FusedPipelineBranchyChainEqualsCpu) {
                           "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
                           "dst_from: r1}",
                           chain, ", scheduler: unco, gpu_pipeline: fused"));
+}
+
+// CUDA graphs (settings.gpu_graphs) on the branchy chain: every batch one graph launch, on
+// fresh host batches each time (new addresses: the slots' graphs are updated in place). The
+// last batch is short enough for zero copy, a different graph shape than its slot's copying
+// one: that slot's graph is made anew (4 slots: at least 5 instantiations).
+TEST(GpuStage, FusedGraphsBranchyChainEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string chain =
+      "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
+      "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
+  nlohmann::json r;
+  compare_backends(
+      config("gpu-branchy-fused-graphs",
+             "{name: in, type: generator, size: imix, flows: 2000, count: 100000, dst_from: r1}", chain,
+             ", scheduler: unco, gpu_pipeline: fused, gpu_in_flight: 4, gpu_graphs: true, "
+             "gpu_zero_copy_packets: 2048"),
+      &r);
+  const nlohmann::json& g = r["gpu_graphs"];
+  const uint64_t batches = (100000 + 4095) / 4096;  // 24 full, the last 1,696 packets
+  EXPECT_EQ(g["launches"].get<uint64_t>(), batches) << r.dump();
+  EXPECT_EQ(g["capture_failures"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["direct_batches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["updates"].get<uint64_t>() + g["instantiations"].get<uint64_t>(), batches) << r.dump();
+  EXPECT_GE(g["instantiations"].get<uint64_t>(), 5u) << r.dump();
+  EXPECT_EQ(r["pcie"]["zero_copy_batches"].get<uint64_t>(), 1u) << r.dump();
+  EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), batches - 1) << r.dump();
+}
+
+// IPsec orders its batches on a stream of its own (nf/ipsec/ipsec.cu): with graphs on, its
+// chain's batches are issued directly, in call order, and keep IPsec's numbering.
+TEST(GpuStage, FusedGraphsKeepIpsecOrderAcrossStreams) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = replan_under_load_keeps_order("unco", 400000, "fused", 0, true);
+  EXPECT_EQ(r["gpu_graphs"]["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_GT(r["gpu_graphs"]["direct_batches"].get<uint64_t>(), 0u) << r.dump();
 }
 
 // The executor end to end (ingress, the GPU stage, egress) against the CPU backend: counts,
@@ -351,6 +393,18 @@ TEST(GpuStage, GnetEndToEndEqualsCpu) {
 TEST(GpuStage, FusedEndToEndEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   expect_run_equals_cpu("gpu-fused-e2e", "scheduler: unco, gpu_pipeline: fused");
+}
+
+// Graphs end to end: ingress's batches (closed full or on their deadline, so of varied shapes)
+// each one graph launch, the output the CPU's.
+TEST(GpuStage, FusedGraphsEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r =
+      expect_run_equals_cpu("gpu-fused-graphs-e2e", "scheduler: unco, gpu_pipeline: fused, gpu_graphs: true");
+  const nlohmann::json& g = r["gpu_graphs"];
+  EXPECT_GT(g["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["capture_failures"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["launches"].get<uint64_t>(), r["pcie"]["host_batches"].get<uint64_t>()) << r.dump();
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {
