@@ -8,10 +8,12 @@ latency bound. Writes results.json, table.md and latency-vs-load.png (where matp
 installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
-           [--policies unco,fused,fair,temporal,gnet] [--loads 10,30,50,70,90,100] [--seconds 2]
+           [--policies unco,fused,fused-graph,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
+           [--seconds 2]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
            [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
 `fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
+`fused-graph` is fused with gpu_graphs: true (each batch's chain one CUDA graph launch).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip
