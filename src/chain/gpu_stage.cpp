@@ -527,6 +527,7 @@ class GpuStage final : public ProcessingStage {
       return false;
     }
     cudaStream_t st = w.fused_streams[slot];
+    device_twin(b);  // a batch's first twin is an allocation, which a recording refuses
     // From the recording until the launch, what the NFs noted as launched on `st` is not there yet.
     std::shared_lock<std::shared_mutex> recording(graph_launch_gate());
     return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, t); });
