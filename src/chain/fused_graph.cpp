@@ -19,10 +19,9 @@ void FusedGraphCounts::report(nlohmann::json& j) const {
 
 FusedGraph::~FusedGraph() {
   // A launch still in flight completes; CUDA frees the graph then.
-  if (exec_) cudaGraphExecDestroy(exec_);
+  for (Shape& s : shapes_)
+    if (s.exec) cudaGraphExecDestroy(s.exec);
 }
-
-FusedGraph::FusedGraph(FusedGraph&& o) noexcept : counts_(o.counts_), exec_(o.exec_) { o.exec_ = nullptr; }
 
 bool FusedGraph::launch(cudaStream_t stream, const std::function<void()>& issue) {
   cudaGraph_t g = capture(stream, issue);
@@ -30,13 +29,13 @@ bool FusedGraph::launch(cudaStream_t stream, const std::function<void()>& issue)
     counts_->capture_failures.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  const bool installed = install(g);
+  cudaGraphExec_t exec = install(g);
   cudaGraphDestroy(g);  // the executable graph keeps its own copy of the nodes
-  if (!installed) {
+  if (!exec) {
     counts_->capture_failures.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  GPUNFV_CUDA(cudaGraphLaunch(exec_, stream));
+  GPUNFV_CUDA(cudaGraphLaunch(exec, stream));
   counts_->launches.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -64,26 +63,51 @@ cudaGraph_t FusedGraph::capture(cudaStream_t stream, const std::function<void()>
   return g;
 }
 
-// The slot's executable graph takes `g`'s parameters when the shapes match (launches already
-// queued keep theirs); otherwise it is made anew from `g`.
-bool FusedGraph::install(cudaGraph_t g) {
-  if (exec_) {
+// The executable graph of `g`'s shape takes `g`'s parameters (launches already queued keep
+// theirs); where the update is refused, or the slot has met no such shape, it is made anew from
+// `g`. Null: CUDA refused that too.
+cudaGraphExec_t FusedGraph::install(cudaGraph_t g) {
+  size_t nodes = 0;
+  if (cudaGraphGetNodes(g, nullptr, &nodes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  Shape* s = shape_slot(nodes);
+  s->last_use = ++uses_;
+  if (s->exec) {
     cudaGraphExecUpdateResultInfo info{};
-    if (cudaGraphExecUpdate(exec_, g, &info) == cudaSuccess) {
+    if (cudaGraphExecUpdate(s->exec, g, &info) == cudaSuccess) {
       counts_->updates.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      return s->exec;
     }
     (void)cudaGetLastError();  // a refused update leaves an error the next check would see
-    cudaGraphExecDestroy(exec_);
-    exec_ = nullptr;
+    cudaGraphExecDestroy(s->exec);
+    s->exec = nullptr;
   }
-  if (cudaGraphInstantiate(&exec_, g, 0) != cudaSuccess) {
+  if (cudaGraphInstantiate(&s->exec, g, 0) != cudaSuccess) {
     (void)cudaGetLastError();
-    exec_ = nullptr;
-    return false;
+    s->exec = nullptr;
+    return nullptr;
   }
   counts_->instantiations.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return s->exec;
+}
+
+// The entry for graphs of `nodes` nodes: the one met before, a new one, or (all taken) the one
+// least recently used, emptied.
+FusedGraph::Shape* FusedGraph::shape_slot(size_t nodes) {
+  for (Shape& s : shapes_)
+    if (s.nodes == nodes) return &s;
+  if (shapes_.size() < kMaxShapes) {
+    shapes_.push_back(Shape{nodes, nullptr, 0});
+    return &shapes_.back();
+  }
+  Shape* oldest = &shapes_[0];
+  for (Shape& s : shapes_)
+    if (s.last_use < oldest->last_use) oldest = &s;
+  if (oldest->exec) cudaGraphExecDestroy(oldest->exec);  // frees once its launches are done
+  *oldest = Shape{nodes, nullptr, 0};
+  return oldest;
 }
 
 }  // namespace gpunfv

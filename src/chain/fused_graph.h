@@ -3,16 +3,19 @@
 // launches, each costing the issuing thread microseconds), the chain is recorded by stream
 // capture, which submits nothing, into a graph; the graph updates the stream slot's executable
 // graph in place (node parameters only: the batch's addresses and sizes) and is launched whole,
-// one submission per batch. A batch whose calls form another graph shape than the slot's last
-// one (a strided instead of a linear upload, zero copy instead of copies) re-instantiates the
-// slot's executable graph. A capture CUDA refuses launches nothing: the caller then issues the
-// batch directly, and the refusal is counted.
+// one submission per batch. A slot keeps an executable graph per shape it met (by node count,
+// a few at most), so batches that alternate shapes (zero copy for small ones, copies for large
+// ones) update theirs instead of instantiating anew each time; a shape the update still refuses
+// (a strided instead of a linear upload: as many nodes, other parameters) is instantiated anew.
+// A capture CUDA refuses launches nothing: the caller then issues the batch directly, and the
+// refusal is counted.
 #pragma once
 
 #if GPUNFV_HAVE_CUDA
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include <cuda_runtime.h>
 #include <nlohmann/json_fwd.hpp>
@@ -29,12 +32,13 @@ struct FusedGraphCounts {
   void report(nlohmann::json& j) const;
 };
 
-// One fused stream slot's executable graph. Not thread-safe: its stage thread alone uses it.
+// One fused stream slot's executable graphs. Not thread-safe: its stage thread alone uses it.
+// Its graphs run only on the slot's stream, one after another.
 class FusedGraph {
  public:
   explicit FusedGraph(FusedGraphCounts& counts) : counts_(&counts) {}
   ~FusedGraph();
-  FusedGraph(FusedGraph&& o) noexcept;
+  FusedGraph(FusedGraph&& o) noexcept = default;
   FusedGraph& operator=(FusedGraph&&) = delete;
   FusedGraph(const FusedGraph&) = delete;
   FusedGraph& operator=(const FusedGraph&) = delete;
@@ -45,11 +49,20 @@ class FusedGraph {
   bool launch(cudaStream_t stream, const std::function<void()>& issue);
 
  private:
+  struct Shape {
+    size_t nodes = 0;
+    cudaGraphExec_t exec = nullptr;
+    uint64_t last_use = 0;
+  };
+  static constexpr size_t kMaxShapes = 4;
+
   cudaGraph_t capture(cudaStream_t stream, const std::function<void()>& issue);
-  bool install(cudaGraph_t g);
+  cudaGraphExec_t install(cudaGraph_t g);
+  Shape* shape_slot(size_t nodes);
 
   FusedGraphCounts* counts_;
-  cudaGraphExec_t exec_ = nullptr;
+  std::vector<Shape> shapes_;
+  uint64_t uses_ = 0;
 };
 
 }  // namespace gpunfv

@@ -1,6 +1,6 @@
-// The fused pipeline's per-slot graph (chain/fused_graph.h) on copies alone: updated in place
-// while the shape holds, made anew when it changes, and a recording CUDA refuses launches
-// nothing and leaves no error behind. Skipped where no CUDA device is present.
+// The fused pipeline's per-slot graphs (chain/fused_graph.h) on copies alone: updated in place
+// while the shape holds, one made for each new shape and updated when that shape comes back,
+// and a recording CUDA refuses launches nothing and leaves no error behind. Skipped where no CUDA device is present.
 #if GPUNFV_HAVE_CUDA
 #include "chain/fused_graph.h"
 
@@ -63,7 +63,7 @@ class FusedGraphTest : public ::testing::Test {
   FusedGraphCounts counts;
 };
 
-TEST_F(FusedGraphTest, UpdatesInPlaceAndRemakesOnANewShape) {
+TEST_F(FusedGraphTest, UpdatesInPlaceAndKeepsAGraphPerShape) {
   Buffers a(1), b(2), c(3);
   {
     FusedGraph g(counts);
@@ -71,15 +71,18 @@ TEST_F(FusedGraphTest, UpdatesInPlaceAndRemakesOnANewShape) {
     expect_copied(a);
     ASSERT_TRUE(g.launch(st, [&] { round_trip(b, st); }));  // other addresses, same shape
     expect_copied(b);
-    ASSERT_TRUE(g.launch(st, [&] { round_trip_via(c, st); }));  // three nodes: made anew
+    ASSERT_TRUE(g.launch(st, [&] { round_trip_via(c, st); }));  // three nodes: a second graph
     expect_copied(c);
     std::memset(a.out, 0, kBytes);
-    ASSERT_TRUE(g.launch(st, [&] { round_trip(a, st); }));  // and back: anew again
+    ASSERT_TRUE(g.launch(st, [&] { round_trip(a, st); }));  // and back: the first, updated
     expect_copied(a);
+    std::memset(c.out, 0, kBytes);
+    ASSERT_TRUE(g.launch(st, [&] { round_trip_via(c, st); }));  // the second, updated
+    expect_copied(c);
   }
-  EXPECT_EQ(counts.launches.load(), 4u);
-  EXPECT_EQ(counts.updates.load(), 1u);
-  EXPECT_EQ(counts.instantiations.load(), 3u);
+  EXPECT_EQ(counts.launches.load(), 5u);
+  EXPECT_EQ(counts.updates.load(), 3u);
+  EXPECT_EQ(counts.instantiations.load(), 2u);
   EXPECT_EQ(counts.capture_failures.load(), 0u);
 }
 
