@@ -7,7 +7,10 @@
 
 #include "gpu/device.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <thread>
 #include <cstring>
 #include <mutex>
 #include <cstdlib>
@@ -17,6 +20,8 @@
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
 #include "chain/runtime_config.h"
+#include "core/ipv4_prefix.h"
+#include "nf/router/router.h"
 #include "sched/perf_model.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
@@ -98,8 +103,11 @@ settings: {batch_size: 4096, batches: 8)" + settings + R"(}
 }
 
 // Runs the same input through run_chain_cpu and the GPU stage and compares every byte and
-// every metadata field egress reads. `report`: the GPU stage's report (where given).
-void compare_backends(const std::string& cfg_path, nlohmann::json* report = nullptr) {
+// every metadata field egress reads. `report`: the GPU stage's report (where given). `beside`
+// (where given) runs on a thread of its own while the batches flow, until `stop` is set.
+using Beside = std::function<void(RuntimeConfig&, const std::atomic<bool>& stop)>;
+void compare_backends(const std::string& cfg_path, nlohmann::json* report = nullptr,
+                      const Beside& beside = {}) {
   RuntimeConfig rc = load_runtime_config(cfg_path);
   for (auto& nf : rc.nfs) {
     nf->prepare(Backend::cpu);
@@ -117,6 +125,9 @@ void compare_backends(const std::string& cfg_path, nlohmann::json* report = null
     ++finished;
     cv.notify_one();
   });
+  std::atomic<bool> stop_beside{false};
+  std::thread beside_thread;
+  if (beside) beside_thread = std::thread([&] { beside(rc, stop_beside); });
   uint64_t compared = 0, batch_seq = 0;
   while (!port.rx_done()) {
     Batch cpu(cap, stride, MemoryKind::host, shape.result_stride);
@@ -152,6 +163,8 @@ void compare_backends(const std::string& cfg_path, nlohmann::json* report = null
           << i;
     }
   }
+  stop_beside = true;
+  if (beside_thread.joinable()) beside_thread.join();
   stage->stop();
   EXPECT_GT(compared, 0u);
   if (report) stage->report(*report);
@@ -310,6 +323,34 @@ TEST(GpuStage, FusedGraphsBranchyChainEqualsCpu) {
   EXPECT_GE(g["instantiations"].get<uint64_t>(), 5u) << r.dump();
   EXPECT_EQ(r["pcie"]["zero_copy_batches"].get<uint64_t>(), 1u) << r.dump();
   EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), batches - 1) << r.dump();
+}
+
+// Route updates while batches are recorded into graphs: an update synchronizes the streams
+// that launched over the copy it rewrites, which it may do only once every recording under way
+// is launched (gpu/graph_launch_gate.h); synchronizing a stream while it captures would fail
+// the update. The toggled prefix (240.0.0.0/8: no route of the table covers it, so none of
+// the generator's destinations) changes no packet's route: the output stays the CPU's.
+TEST(GpuStage, FusedGraphsBesideRouteUpdatesEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  uint64_t updates = 0;
+  const Beside toggle = [&](RuntimeConfig& rc, const std::atomic<bool>& stop) {
+    auto& router = dynamic_cast<Router&>(*rc.nfs[0]);
+    const Ipv4Prefix unused = *parse_ipv4_prefix("240.0.0.0/8");
+    while (!stop) {
+      const bool add = updates % 2 == 0;
+      router.update({{unused, add ? std::optional<uint16_t>(1) : std::nullopt, add ? "p1" : ""}}, "toggle");
+      ++updates;
+    }
+  };
+  nlohmann::json r;
+  compare_backends(config("gpu-fused-graphs-updates",
+                          "{name: in, type: generator, size: imix, flows: 2000, count: 200000, "
+                          "dst_from: r1}",
+                          "{from: in, path: [r1]}", ", scheduler: unco, gpu_pipeline: fused, gpu_graphs: true"),
+                   &r, toggle);
+  EXPECT_GT(updates, 0u);
+  EXPECT_GT(r["gpu_graphs"]["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(r["gpu_graphs"]["capture_failures"].get<uint64_t>(), 0u) << r.dump();
 }
 
 // IPsec orders its batches on a stream of its own (nf/ipsec/ipsec.cu): with graphs on, its
