@@ -80,7 +80,21 @@ def row_of(report, offered_pps):
             "bound_us": chain["latency_bound_us"], "bound_held": chain["bound_held"],
             "deadline_us": chain["batch_deadline_us"],
             "scheduler": report.get("scheduler", {}).get("line", ""),
-            "accounting_ok": report["accounting_ok"]}
+            "accounting_ok": report["accounting_ok"], **gpu_issue_of(report)}
+
+
+def gpu_issue_of(report):
+    """GPU backend: the chain's mean batch time waiting for the stage and on the GPU, and how
+    the fused pipeline's CUDA graphs carried its batches (fused-graph): what to compare fused
+    and fused-graph by, beside the latency."""
+    sched = report.get("scheduler", {})
+    out = {}
+    times = sched.get("batch_time_us") or []
+    if times:
+        out["batch_waiting_us"], out["batch_on_gpu_us"] = times[0]["waiting"], times[0]["on_gpu"]
+    if "gpu_graphs" in sched:
+        out["gpu_graphs"] = sched["gpu_graphs"]
+    return out
 
 
 def ensure_model(args, out):
