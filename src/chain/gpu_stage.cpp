@@ -107,6 +107,9 @@ class GpuStage final : public ProcessingStage {
     fused_ = rc.settings.gpu_pipeline == "fused";
     graphs_ = fused_ && rc.settings.gpu_graphs;
     for (const Chain& c : rc.chains) graph_chain_.push_back(graphs_ && records_safely(c));
+    // Every kernel loaded and local memory sized before the first recording, so that no
+    // capture or instantiation is the first use of a kernel (lazy module loading).
+    if (graphs_) prepare_device_for_persistent_kernels();
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));
