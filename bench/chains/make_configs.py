@@ -83,6 +83,8 @@ settings:
         s = s.replace("scheduler: gnetsteps", "scheduler: gnet\n  sched_fold_remainder: false")
     if policy == "fused":  # unco with each batch's whole chain issued at once (gpu_pipeline)
         s = s.replace("scheduler: fused", "scheduler: unco\n  gpu_pipeline: fused")
+    if policy == "fused-graph":  # fused, each batch's chain one CUDA graph launch (gpu_graphs)
+        s = s.replace("scheduler: fused-graph", "scheduler: unco\n  gpu_pipeline: fused\n  gpu_graphs: true")
     if policy in ("gnet", "gnetsteps") and model:
         s += f"  model: {Path(model).resolve()}\n"
     if egress_threads:

@@ -30,7 +30,7 @@ def steady_mpps(log: Path):
 def load(d, logs=None):
     runs = {}
     for f in sorted(Path(d).glob("*.json")):
-        chain, size, policy = f.stem.split("-")
+        chain, size, policy = f.stem.split("-", 2)  # policies may hold a dash (fused-graph)
         j = json.loads(f.read_text())
         t = j["elapsed_s"] or 1e-9
         rx = j["totals"]["rx_packets"]
@@ -60,7 +60,7 @@ def cell_latency(r):
 def main():
     runs = load(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
     # gnetsteps: gnet without the remainder fold (partitions on the device's steps only)
-    policies = [p for p in ("temporal", "fair", "unco", "fused", "gnetsteps", "gnet") if any(k[2] == p for k in runs)]
+    policies = [p for p in ("temporal", "fair", "unco", "fused", "fused-graph", "gnetsteps", "gnet") if any(k[2] == p for k in runs)]
     chains = sorted({k[0] for k in runs})
     sizes = sorted({k[1] for k in runs})
     print("Input rate taken by the chain (Mpps / Gbit/s), per policy; gnet's ratio to the others")

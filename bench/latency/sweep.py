@@ -8,10 +8,12 @@ latency bound. Writes results.json, table.md and latency-vs-load.png (where matp
 installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
-           [--policies unco,fused,fair,temporal,gnet] [--loads 10,30,50,70,90,100] [--seconds 2]
+           [--policies unco,fused,fused-graph,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
+           [--seconds 2]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
            [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
 `fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
+`fused-graph` is fused with gpu_graphs: true (each batch's chain one CUDA graph launch).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip
@@ -78,7 +80,21 @@ def row_of(report, offered_pps):
             "bound_us": chain["latency_bound_us"], "bound_held": chain["bound_held"],
             "deadline_us": chain["batch_deadline_us"],
             "scheduler": report.get("scheduler", {}).get("line", ""),
-            "accounting_ok": report["accounting_ok"]}
+            "accounting_ok": report["accounting_ok"], **gpu_issue_of(report)}
+
+
+def gpu_issue_of(report):
+    """GPU backend: the chain's mean batch time waiting for the stage and on the GPU, and how
+    the fused pipeline's CUDA graphs carried its batches (fused-graph): what to compare fused
+    and fused-graph by, beside the latency."""
+    sched = report.get("scheduler", {})
+    out = {}
+    times = sched.get("batch_time_us") or []
+    if times:
+        out["batch_waiting_us"], out["batch_on_gpu_us"] = times[0]["waiting"], times[0]["on_gpu"]
+    if "gpu_graphs" in sched:
+        out["gpu_graphs"] = sched["gpu_graphs"]
+    return out
 
 
 def ensure_model(args, out):

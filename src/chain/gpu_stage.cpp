@@ -18,6 +18,8 @@
 // up late (gpu/device_preflight.h): prepare_for_persistent_kernels makes every stage thread's
 // stream and events, the NFs' per-lane resources and the host batches' device twins first, and
 // the counts are zeroed by a kernel of ours rather than a runtime memset.
+// With settings.gpu_graphs the fused batch's calls are recorded and launched as one CUDA graph
+// per batch instead (chain/fused_graph.h).
 #if GPUNFV_HAVE_CUDA
 #include <algorithm>
 #include <atomic>
@@ -33,6 +35,7 @@
 
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
+#include "chain/fused_graph.h"
 #include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
 #include "chain/processing_stage.h"
@@ -43,6 +46,7 @@
 #include "gpu/device.h"
 #include "gpu/device_buffer.h"
 #include "gpu/device_preflight.h"
+#include "gpu/graph_launch_gate.h"
 #include "gpu/stream.h"
 #include "core/debug_switches.h"
 
@@ -104,6 +108,11 @@ class GpuStage final : public ProcessingStage {
     nf_paths_.assign(rc.nfs.size(), 0);
     for (const Chain& c : rc.chains)
       for (size_t nf : c.path) ++nf_paths_[nf];
+    graphs_ = fused_ && rc.settings.gpu_graphs;
+    for (const Chain& c : rc.chains) graph_chain_.push_back(graphs_ && records_safely(c));
+    // Every kernel loaded and local memory sized before the first recording, so that no
+    // capture or instantiation is the first use of a kernel (lazy module loading).
+    if (graphs_) prepare_device_for_persistent_kernels();
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));
@@ -199,17 +208,24 @@ class GpuStage final : public ProcessingStage {
                  {"host_batches", host_batches_.load()},
                  {"zero_copy_batches", zero_copy_batches_.load()},
                  {"device_resident_batches", resident_batches_.load()}};
+    if (graphs_) graph_counts_.report(j["gpu_graphs"]);
   }
   std::string describe() const override {
     if (fused_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
-             ", fused pipeline: each batch's whole chain at once, " +
+             ", fused pipeline: each batch's whole chain at once" + (graphs_ ? " as one CUDA graph, " : ", ") +
              std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain";
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
            ", one stream per NF, " + std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per stage";
   }
 
  private:
+  // A batch's transfers, counted once it is issued (a recording CUDA refused is issued again).
+  struct PcieTally {
+    uint64_t h2d = 0, d2h = 0;
+    uint32_t host = 0, zero_copy = 0, resident = 0;
+  };
+
   struct Flight {
     Batch* batch = nullptr;
     cudaEvent_t start = nullptr, done = nullptr;  // around the batch's work on the stream
@@ -222,6 +238,7 @@ class GpuStage final : public ProcessingStage {
     std::shared_ptr<const Lane> lane;
     cudaStream_t own_stream = nullptr;
     std::vector<cudaStream_t> fused_streams;  // fused pipeline, stage 0: one per batch in flight
+    std::vector<FusedGraph> fused_graphs;     // settings.gpu_graphs: one per fused stream
     size_t next_fused = 0;
     std::vector<cudaEvent_t> free_events;
     std::deque<Flight> flights;
@@ -257,6 +274,8 @@ class GpuStage final : public ProcessingStage {
       if (!w.own_stream) w.own_stream = create_stream();
       if (fused_ && w.stage == 0)
         while (w.fused_streams.size() < rc_.settings.gpu_in_flight) w.fused_streams.push_back(create_stream());
+      if (graphs_ && w.stage == 0)
+        while (w.fused_graphs.size() < w.fused_streams.size()) w.fused_graphs.emplace_back(graph_counts_);
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
@@ -400,6 +419,7 @@ class GpuStage final : public ProcessingStage {
     cudaStream_t st = w.stream();
     Flight f;
     f.batch = b;
+    PcieTally t;
     auto begin = [&] {
       f.start = w.free_events.back();
       w.free_events.pop_back();
@@ -408,7 +428,7 @@ class GpuStage final : public ProcessingStage {
     if (w.stage == 0) {
       begin();
       note_time(b, &Times::issued_ns, monotonic_ns());
-      enter_on_device(b, chain, dv, hv, st);
+      enter_on_device(b, chain, dv, hv, st, t);
       publish_counts(dv, hv, b, st);
     } else if (w.stage <= n) {
       const auto k = static_cast<uint8_t>(w.stage - 1);
@@ -435,8 +455,9 @@ class GpuStage final : public ProcessingStage {
       publish_counts(dv, hv, b, st);
     } else {
       begin();
-      download(b, st);
+      download(b, st, t);
     }
+    count(t);
     f.done = w.free_events.back();
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
@@ -446,25 +467,25 @@ class GpuStage final : public ProcessingStage {
   // Upload (host batch) or zeroed counts (device-resident batch), then classify and the first
   // switch.
   void enter_on_device(Batch* b, const Chain& chain, const BatchView& dv, const BatchView& hv,
-                       cudaStream_t st) {
+                       cudaStream_t st, PcieTally& t) {
     if (b->device_resident()) {
       // Everything classify reads is on the device already (the ring's rx loop wrote it).
       launch_zero_node_packets(dv, st);
-      resident_batches_.fetch_add(1, std::memory_order_relaxed);
+      t.resident = 1;
     } else {
-      upload_host_batch(b, hv, dv, st);
-      host_batches_.fetch_add(1, std::memory_order_relaxed);
+      upload_host_batch(b, hv, dv, st, t);
+      t.host = 1;
     }
     launch_enter_chain(chain, dv, st);
   }
 
   // What egress needs back on the host; the per-NF counts come with it.
-  void download(Batch* b, cudaStream_t st) {
+  void download(Batch* b, cudaStream_t st, PcieTally& t) {
     if (b->device_resident()) {
       for (const ByteRange& r : metadata_download_ranges(b->layout())) {
         GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
                                     cudaMemcpyDeviceToHost, st));
-        d2h_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
+        t.d2h += r.bytes;
       }
       return;
     }
@@ -474,7 +495,7 @@ class GpuStage final : public ProcessingStage {
       if (r.bytes)
         GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
                                     cudaMemcpyDeviceToHost, st));
-    d2h_bytes_.fetch_add(d.bytes(), std::memory_order_relaxed);
+    t.d2h += d.bytes();
   }
 
   // Fused pipeline: the batch's whole chain on the next of the worker's streams. Every NF runs
@@ -486,13 +507,27 @@ class GpuStage final : public ProcessingStage {
   // the four copies and their calls. Only the per-node counts stay on the device (the switch
   // kernels add to them atomically) and come back by a one-block kernel.
   void issue_fused(Worker& w, Batch* b) {
-    const Chain& chain = rc_.chains[w.chain];
-    const BatchView dv = device_view(b);
-    const BatchView hv = b->view();
-    cudaStream_t st = w.fused_streams[w.next_fused++ % w.fused_streams.size()];
+    const size_t slot = w.next_fused++ % w.fused_streams.size();
+    cudaStream_t st = w.fused_streams[slot];
     Flight f;
     f.batch = b;
     note_time(b, &Times::issued_ns, monotonic_ns());
+    PcieTally t;
+    if (!issue_fused_graph(w, slot, b, t)) {
+      t = PcieTally{};  // a refused recording counted nothing that ran
+      enqueue_fused(rc_.chains[w.chain], b, st, t);
+    }
+    count(t);
+    f.done = w.free_events.back();
+    w.free_events.pop_back();
+    GPUNFV_CUDA(cudaEventRecord(f.done, st));
+    w.flights.push_back(f);
+  }
+
+  // The fused batch's calls, on `st` (submitted, or recorded into a graph).
+  void enqueue_fused(const Chain& chain, Batch* b, cudaStream_t st, PcieTally& t) {
+    const BatchView dv = device_view(b);
+    const BatchView hv = b->view();
     const GpuStream gs{st, 0, 256};
     const bool zero_copy = !b->device_resident() && b->memory_kind() == MemoryKind::host_pinned &&
                            b->count() <= rc_.settings.gpu_zero_copy_packets;
@@ -503,16 +538,46 @@ class GpuStage final : public ProcessingStage {
       launch_enter_chain(chain, zv, st);
       for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, zv, uint8_t(k), gs);
       launch_publish_node_packets(zv, hv.node_packets.framework_data(), st);
-      zero_copy_batches_.fetch_add(1, std::memory_order_relaxed);
+      t.zero_copy = 1;
     } else {
-      enter_on_device(b, chain, dv, hv, st);
+      enter_on_device(b, chain, dv, hv, st, t);
       for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, dv, uint8_t(k), gs);
-      download(b, st);
+      download(b, st, t);
     }
-    f.done = w.free_events.back();
-    w.free_events.pop_back();
-    GPUNFV_CUDA(cudaEventRecord(f.done, st));
-    w.flights.push_back(f);
+  }
+
+  // settings.gpu_graphs: the batch's calls as one graph launch on the slot's stream (see
+  // chain/fused_graph.h). False: nothing was launched; the batch is to be issued directly.
+  // Device-resident batches (a GPU ring's; graphs are refused beside one anyway) and pageable
+  // ones (their copies cannot be recorded) go directly, as do chains whose NFs order batches
+  // across streams themselves.
+  bool issue_fused_graph(Worker& w, size_t slot, Batch* b, PcieTally& t) {
+    if (!graphs_) return false;
+    if (!graph_chain_[w.chain] || b->device_resident() || b->memory_kind() != MemoryKind::host_pinned) {
+      graph_counts_.direct_batches.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    cudaStream_t st = w.fused_streams[slot];
+    device_twin(b);  // a batch's first twin is an allocation, which a recording refuses
+    // From the recording until the launch, what the NFs noted as launched on `st` is not there yet.
+    std::shared_lock<std::shared_mutex> recording(graph_launch_gate());
+    return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, t); });
+  }
+
+  // Whether the chain's fused batches may be recorded: no NF orders them by streams and events
+  // of its own, which a recording would take into the graph instead of issuing in call order.
+  bool records_safely(const Chain& c) const {
+    for (uint16_t nf : c.path)
+      if (rc_.nfs[nf]->gpu_orders_across_streams()) return false;
+    return true;
+  }
+
+  void count(const PcieTally& t) {
+    if (t.h2d) h2d_bytes_.fetch_add(t.h2d, std::memory_order_relaxed);
+    if (t.d2h) d2h_bytes_.fetch_add(t.d2h, std::memory_order_relaxed);
+    if (t.host) host_batches_.fetch_add(t.host, std::memory_order_relaxed);
+    if (t.zero_copy) zero_copy_batches_.fetch_add(t.zero_copy, std::memory_order_relaxed);
+    if (t.resident) resident_batches_.fetch_add(t.resident, std::memory_order_relaxed);
   }
 
   // A fused batch came back: each NF stage counts what was sent to it, then egress takes it.
@@ -533,12 +598,13 @@ class GpuStage final : public ProcessingStage {
   // GPUNFV_DEBUG_UPLOAD_PREFIX=1 uploads the whole prefix, the earlier way, to measure it.
   // The per-node counts start at zero on the device: zeroed here and uploaded with the prefix,
   // or zeroed there by a kernel.
-  void upload_host_batch(Batch* b, const BatchView& hv, const BatchView& dv, cudaStream_t st) {
+  void upload_host_batch(Batch* b, const BatchView& hv, const BatchView& dv, cudaStream_t st,
+                         PcieTally& t) {
     if (upload_prefix_) {
       for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
       const size_t bytes = layout_.device_prefix_bytes(b->count());
       GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
-      h2d_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+      t.h2d += bytes;
       return;
     }
     launch_zero_node_packets(dv, st);
@@ -551,7 +617,7 @@ class GpuStage final : public ProcessingStage {
     else if (u.rows)
       GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.data_offset, b->base() + u.data_offset,
                                   u.rows * u.pitch, cudaMemcpyHostToDevice, st));
-    h2d_bytes_.fetch_add(u.bytes(), std::memory_order_relaxed);
+    t.h2d += u.bytes();
   }
 
   // After a step, the per-node counts come back to the host batch: by a one-block kernel that
@@ -704,6 +770,9 @@ class GpuStage final : public ProcessingStage {
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
   bool fused_ = false;            // settings.gpu_pipeline: fused
+  bool graphs_ = false;           // settings.gpu_graphs (fused only)
+  std::vector<bool> graph_chain_;  // by chain: its batches may be recorded (records_safely)
+  FusedGraphCounts graph_counts_;
   std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download
 };
 

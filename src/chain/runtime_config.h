@@ -52,6 +52,7 @@ struct Settings {
   uint32_t gpu_in_flight = 4;           // GPU backend: batches on each stage's stream at once
   std::string gpu_pipeline = "staged";  // GPU backend: staged (a host stage per NF) | fused
   uint32_t gpu_zero_copy_packets = 0;   // fused: batches up to this many run in pinned memory
+  bool gpu_graphs = false;              // fused: each batch's chain as one CUDA graph launch
   uint32_t batch_deadline_us = 0;       // every chain's batching deadline; 0: a quarter of its bound
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet

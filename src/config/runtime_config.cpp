@@ -91,7 +91,7 @@ MetricsSettings parse_metrics(const ConfigNode& n) {
 
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
-               "gpu_zero_copy_packets",
+               "gpu_zero_copy_packets", "gpu_graphs",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
@@ -118,6 +118,10 @@ Settings parse_settings(const ConfigNode& n) {
       static_cast<uint32_t>(n.int_or("gpu_zero_copy_packets", 0, 0, 1 << 20));
   if (s.gpu_zero_copy_packets && s.gpu_pipeline != "fused")
     n["gpu_zero_copy_packets"].fail("gpu_zero_copy_packets applies to gpu_pipeline: fused");
+  if (n.has("gpu_graphs")) s.gpu_graphs = n["gpu_graphs"].as_bool();
+  if (s.gpu_graphs && s.gpu_pipeline != "fused")
+    n["gpu_graphs"].fail("gpu_graphs applies to gpu_pipeline: fused (a staged pipeline issues one NF "
+                         "at a time, with nothing to record into a graph)");
   // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none.
   if (s.gpu_pipeline == "fused" && s.scheduler != "unco")
     n["gpu_pipeline"].fail("gpu_pipeline: fused runs each batch's whole chain at once on the whole GPU; "
@@ -219,6 +223,16 @@ void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
           chain_nodes[k].fail("NF '" + rc.nfs[nf]->name() + "' sends to gpuring port '" +
                               rc.ports[eg]->name() + "', which does not feed this chain");
   }
+}
+
+// A gpuring port's persistent kernel may hold up any CUDA call that sets something up
+// (gpu/device_preflight.h), and instantiating a graph is one: graphs stay off beside it.
+void check_gpu_graphs(const ConfigNode& root, const RuntimeConfig& rc) {
+  if (!rc.settings.gpu_graphs) return;
+  for (const auto& p : rc.ports)
+    if (p->type() == "gpuring")
+      root["settings"]["gpu_graphs"].fail("gpu_graphs does not run beside gpuring port '" + p->name() +
+                                          "': its persistent kernel may hold up making a graph");
 }
 
 // The pool is allocated whole at start: one larger than the machine's memory would end the run
@@ -326,6 +340,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   if (rc.chains.empty() && rc.forwards.empty()) root["chains"].fail("at least one chain is needed");
   check_forward_targets(root, rc);
   check_gpuring_ports(port_nodes, chain_nodes, rc);
+  check_gpu_graphs(root, rc);
   check_pool_memory(root, rc);
   return rc;
 }

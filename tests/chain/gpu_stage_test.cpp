@@ -7,7 +7,10 @@
 
 #include "gpu/device.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <thread>
 #include <cstring>
 #include <mutex>
 #include <cstdlib>
@@ -17,6 +20,8 @@
 #include "chain/executor.h"
 #include "chain/processing_stage.h"
 #include "config/config.h"
+#include "core/ipv4_prefix.h"
+#include "nf/router/router.h"
 #include "sched/perf_model.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
@@ -98,8 +103,11 @@ settings: {batch_size: 4096, batches: 8)" + settings + R"(}
 }
 
 // Runs the same input through run_chain_cpu and the GPU stage and compares every byte and
-// every metadata field egress reads.
-void compare_backends(const std::string& cfg_path) {
+// every metadata field egress reads. `report`: the GPU stage's report (where given). `beside`
+// (where given) runs on a thread of its own while the batches flow, until `stop` is set.
+using Beside = std::function<void(RuntimeConfig&, const std::atomic<bool>& stop)>;
+void compare_backends(const std::string& cfg_path, nlohmann::json* report = nullptr,
+                      const Beside& beside = {}) {
   RuntimeConfig rc = load_runtime_config(cfg_path);
   for (auto& nf : rc.nfs) {
     nf->prepare(Backend::cpu);
@@ -117,6 +125,9 @@ void compare_backends(const std::string& cfg_path) {
     ++finished;
     cv.notify_one();
   });
+  std::atomic<bool> stop_beside{false};
+  std::thread beside_thread;
+  if (beside) beside_thread = std::thread([&] { beside(rc, stop_beside); });
   uint64_t compared = 0, batch_seq = 0;
   while (!port.rx_done()) {
     Batch cpu(cap, stride, MemoryKind::host, shape.result_stride);
@@ -152,8 +163,11 @@ void compare_backends(const std::string& cfg_path) {
           << i;
     }
   }
+  stop_beside = true;
+  if (beside_thread.joinable()) beside_thread.join();
   stage->stop();
   EXPECT_GT(compared, 0u);
+  if (report) stage->report(*report);
 }
 
 TEST(GpuStage, RealTraceEqualsCpu) {
@@ -197,9 +211,12 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // `packets`: enough that the run outlasts the scheduler thread's start and a few re-plans.
 // `pipeline`: settings.gpu_pipeline; a fused one never re-plans (unco), but its batches run on
 // several streams at once and must still keep IPsec's numbering in batch order.
-void replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
-                                   const std::string& pipeline = "staged", uint32_t zero_copy = 0) {
-  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy));
+// `graphs`: settings.gpu_graphs. Returns the stage's report.
+nlohmann::json replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
+                                             const std::string& pipeline = "staged",
+                                             uint32_t zero_copy = 0, bool graphs = false) {
+  auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy) +
+                      (graphs ? "-graphs" : ""));
   const std::string model = scheduler == "gnet"
       ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
       : "";
@@ -224,6 +241,7 @@ chains:
   - {from: in, path: [fw, enc, ids], to: p1}
 settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pipeline +
                                                     (zero_copy ? ", gpu_zero_copy_packets: " + std::to_string(zero_copy) : "") +
+                                                    (graphs ? ", gpu_graphs: true" : "") +
                                                     ", scheduler: " + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
@@ -247,6 +265,7 @@ settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pi
   }
   const uint64_t compared = expect_pairs_equal(pairs);
   EXPECT_GT(compared, 0u);
+  return sched;
 }
 
 TEST(GpuStage, ReplanUnderLoadKeepsOrder) {
@@ -277,6 +296,70 @@ TEST(GpuStage, FusedPipelineBranchyChainEqualsCpu) {
                           "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
                           "dst_from: r1}",
                           chain, ", scheduler: unco, gpu_pipeline: fused"));
+}
+
+// CUDA graphs (settings.gpu_graphs) on the branchy chain: every batch one graph launch, on
+// fresh host batches each time (new addresses: the slots' graphs are updated in place). The
+// last batch is short enough for zero copy, a different graph shape than its slot's copying
+// one: that slot's graph is made anew (4 slots: at least 5 instantiations).
+TEST(GpuStage, FusedGraphsBranchyChainEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string chain =
+      "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
+      "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
+  nlohmann::json r;
+  compare_backends(
+      config("gpu-branchy-fused-graphs",
+             "{name: in, type: generator, size: imix, flows: 2000, count: 100000, dst_from: r1}", chain,
+             ", scheduler: unco, gpu_pipeline: fused, gpu_in_flight: 4, gpu_graphs: true, "
+             "gpu_zero_copy_packets: 2048"),
+      &r);
+  const nlohmann::json& g = r["gpu_graphs"];
+  const uint64_t batches = (100000 + 4095) / 4096;  // 24 full, the last 1,696 packets
+  EXPECT_EQ(g["launches"].get<uint64_t>(), batches) << r.dump();
+  EXPECT_EQ(g["capture_failures"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["direct_batches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["updates"].get<uint64_t>() + g["instantiations"].get<uint64_t>(), batches) << r.dump();
+  EXPECT_GE(g["instantiations"].get<uint64_t>(), 5u) << r.dump();
+  EXPECT_EQ(r["pcie"]["zero_copy_batches"].get<uint64_t>(), 1u) << r.dump();
+  EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), batches - 1) << r.dump();
+}
+
+// Route updates while batches are recorded into graphs: an update synchronizes the streams
+// that launched over the copy it rewrites, which it may do only once every recording under way
+// is launched (gpu/graph_launch_gate.h); synchronizing a stream while it captures would fail
+// the update. The toggled prefix (240.0.0.0/8: no route of the table covers it, so none of
+// the generator's destinations) changes no packet's route: the output stays the CPU's.
+TEST(GpuStage, FusedGraphsBesideRouteUpdatesEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  uint64_t updates = 0;
+  const Beside toggle = [&](RuntimeConfig& rc, const std::atomic<bool>& stop) {
+    auto& router = dynamic_cast<Router&>(*rc.nfs[0]);
+    const Ipv4Prefix unused = *parse_ipv4_prefix("240.0.0.0/8");
+    while (!stop) {
+      const bool add = updates % 2 == 0;
+      router.update({{unused, add ? std::optional<uint16_t>(1) : std::nullopt, add ? "p1" : ""}}, "toggle");
+      ++updates;
+    }
+  };
+  nlohmann::json r;
+  compare_backends(config("gpu-fused-graphs-updates",
+                          "{name: in, type: generator, size: imix, flows: 2000, count: 200000, "
+                          "dst_from: r1}",
+                          "{from: in, path: [r1]}", ", scheduler: unco, gpu_pipeline: fused, gpu_graphs: true"),
+                   &r, toggle);
+  EXPECT_GT(updates, 0u);
+  EXPECT_GT(r["gpu_graphs"]["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(r["gpu_graphs"]["capture_failures"].get<uint64_t>(), 0u) << r.dump();
+}
+
+// IPsec orders its batches on a stream of its own (nf/ipsec/ipsec.cu): with graphs on, its
+// chain's batches are issued directly, in call order, and keep IPsec's numbering.
+TEST(GpuStage, FusedGraphsKeepIpsecOrderAcrossStreams) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = replan_under_load_keeps_order("unco", 400000, "fused", 0, true);
+  EXPECT_EQ(r["gpu_graphs"]["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_GT(r["gpu_graphs"]["direct_batches"].get<uint64_t>(), 0u) << r.dump();
 }
 
 // The executor end to end (ingress, the GPU stage, egress) against the CPU backend: counts,
@@ -351,6 +434,18 @@ TEST(GpuStage, GnetEndToEndEqualsCpu) {
 TEST(GpuStage, FusedEndToEndEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   expect_run_equals_cpu("gpu-fused-e2e", "scheduler: unco, gpu_pipeline: fused");
+}
+
+// Graphs end to end: ingress's batches (closed full or on their deadline, so of varied shapes)
+// each one graph launch, the output the CPU's.
+TEST(GpuStage, FusedGraphsEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r =
+      expect_run_equals_cpu("gpu-fused-graphs-e2e", "scheduler: unco, gpu_pipeline: fused, gpu_graphs: true");
+  const nlohmann::json& g = r["gpu_graphs"];
+  EXPECT_GT(g["launches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["capture_failures"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(g["launches"].get<uint64_t>(), r["pcie"]["host_batches"].get<uint64_t>()) << r.dump();
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {

@@ -100,6 +100,8 @@ chains:
     ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco"),
     ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged or fused"),
     ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused"),
+    ("{gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
+    ("{gpu_pipeline: staged, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
 ])
 def test_bad_gpu_pipeline(gpunfv, tmp_path, settings, needle):
     config = config_file(tmp_path, f"""\
@@ -111,6 +113,20 @@ chains:
 settings: {settings}
 """)
     expect_config_error(gpunfv, config, f"{config}:6", needle)
+
+
+def test_gpu_graphs_beside_a_gpuring_port_refused(gpunfv, tmp_path):
+    # Refused at load, before any CUDA call: holds on machines without a GPU too.
+    config = config_file(tmp_path, f"""\
+ports:
+  - name: gr
+    type: gpuring
+    source: {{type: generator, count: 10}}
+chains:
+  - {{from: gr, path: []}}
+settings: {{scheduler: unco, gpu_pipeline: fused, gpu_graphs: true}}
+""")
+    expect_config_error(gpunfv, config, f"{config}:7", "gpu_graphs", "gpuring port 'gr'")
 
 
 def test_unknown_port_type(gpunfv, tmp_path):

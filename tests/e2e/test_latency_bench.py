@@ -33,6 +33,25 @@ def test_sweep_writes_rows_table_and_reports(gpunfv, tmp_path):
     assert table.count("| router | unco |") == 3
 
 
+def test_sweep_fused_policies_make_loadable_configs(gpunfv, tmp_path):
+    """`fused` and `fused-graph` are settings of unco, not schedulers: their configs must load
+    (here on the CPU backend, which parses the GPU settings too) and say what they compare."""
+    out = tmp_path / "sweep"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "latency" / "sweep.py"), str(gpunfv.parent), str(out),
+         "--backend", "cpu", "--chains", "router", "--policies", "fused,fused-graph", "--loads", "50",
+         "--seconds", "0.3", "--queues", "1", "--batch", "256"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert [r["policy"] for r in rows if r["load_pct"] is not None] == ["fused", "fused-graph"]
+    fused = (out / "configs" / "router-fused-50.yaml").read_text()
+    graph = (out / "configs" / "router-fused-graph-50.yaml").read_text()
+    assert "gpu_pipeline: fused" in fused and "gpu_graphs" not in fused
+    assert "gpu_pipeline: fused" in graph and "gpu_graphs: true" in graph
+    assert "scheduler: unco" in graph
+
+
 def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
     """bench/latency/two_chains.py on the CPU backend: S_d and a light router chain, each with
     its own generator and bound; one row per chain, its quantiles against its own bound."""

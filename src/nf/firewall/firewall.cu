@@ -2,6 +2,7 @@
 // batch, one thread per packet.
 #include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
+#include "gpu/graph_launch_gate.h"
 #include "gpu/kernel_registry.h"
 #include "nf/per_packet_kernel.cuh"
 #include "nf/firewall/firewall.h"
@@ -36,6 +37,8 @@ void FirewallTables::upload() {
 
 // The old tables' device memory goes once the streams that launched over them are done.
 void Firewall::retire(LiveSnapshot<FirewallTables>::Pinned old) {
+  // Batches recorded into graphs that noted a stream here are launched first.
+  std::unique_lock<std::shared_mutex> launched(graph_launch_gate());
   device_users_.wait(old.version);
   old.tables->device_packets.take(old.packets);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gpu/cuda_check.h"
+#include "gpu/graph_launch_gate.h"
 #include "gpu/kernel_registry.h"
 #include "nf/per_packet_kernel.cuh"
 #include "gpu/stream.h"
@@ -59,6 +60,8 @@ void Router::prepare_gpu_updates() {
                               update_stream_));
   GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
   live_.before_write = [this](int slot) {
+    // Batches recorded into graphs that noted a stream here are launched first.
+    std::unique_lock<std::shared_mutex> launched(graph_launch_gate());
     device_users_.wait(uint64_t(slot));
     take_device_packets(slot);  // final: no launch over this copy is left
   };
