@@ -101,15 +101,6 @@ TEST(GeneratorQueues, QueuesRunOnTheirOwnThreads) {
   EXPECT_EQ(gen.generated(), 200000u);
 }
 
-// A sanitizer build makes frames several times slower (7.5k of the 40k here under ASan on a
-// loaded 2-core machine).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-constexpr bool kSanitized = __has_feature(address_sanitizer);
-#else
-constexpr bool kSanitized = false;
-#endif
 
 TEST(GeneratorQueues, PacedQueuesShareTheRate) {
   // 200 kpps over two queues for 0.2 s: about 40k frames in all, never more than the rate allows.
@@ -119,9 +110,11 @@ TEST(GeneratorQueues, PacedQueuesShareTheRate) {
   for (uint16_t q = 0; q < 2; ++q) threads.emplace_back([&, q] { parts[q] = drain_queue(gen, q, 64); });
   for (auto& t : threads) t.join();
   const size_t total = parts[0].size() + parts[1].size();
-  // Upper bound: the rate over the duration plus each queue's bucket (1 ms of its share).
+  // Upper bound: the rate over the duration plus each queue's bucket (1 ms of its share). A
+  // loaded machine polls late and gets fewer, so only the bound and the sharing are checked.
   EXPECT_LE(total, 40000u + 200u + 128u);
-  EXPECT_GT(total, kSanitized ? 2000u : 10000u);  // loose: a loaded machine may be slow to poll
+  EXPECT_GT(parts[0].size(), 0u);
+  EXPECT_GT(parts[1].size(), 0u);
 }
 
 TEST(GeneratorQueues, MoreQueuesThanFlowsLeavesSomeEmptyAndDone) {
