@@ -1,10 +1,16 @@
 #include "cli/control_commands.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 
 #include "core/error.h"
 #include "nf/firewall/firewall.h"
+#include "nf/ipsec/ipsec.h"
 #include "nf/nids/nids.h"
 #include "nf/router/route_file.h"
 #include "nf/router/router.h"
@@ -29,6 +35,60 @@ std::string joined(const std::vector<std::string>& words, size_t from = 0) {
   std::string out;
   for (size_t i = from; i < words.size(); ++i) out += (out.empty() ? "" : " ") + words[i];
   return out;
+}
+
+constexpr const char* kSaFields[] = {"spi", "enc_key", "auth_key", "local", "remote", "match"};
+
+// An SA's fields as a YAML map, from FIELD=VALUE words or one JSON object. No message here
+// quotes a value or a word: it may hold a key.
+YAML::Node sa_fields(const std::vector<std::string>& words) {
+  YAML::Node map(YAML::NodeType::Map);
+  auto put = [&](const std::string& field, const std::string& value) {
+    const YAML::Node& seen = map;  // a const lookup adds no entry
+    if (seen[field]) throw Refused("SA field '" + field + "' given twice");
+    map[field] = value;
+  };
+  if (words.size() == 1 && !words[0].empty() && words[0][0] == '{') {
+    const nlohmann::json j = nlohmann::json::parse(words[0], nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Refused("the SA is not a JSON object");
+    for (const auto& item : j.items()) {
+      const std::string& field = item.key();
+      const nlohmann::json& value = item.value();
+      if (value.is_string())
+        put(field, value.get<std::string>());
+      else if (value.is_number_unsigned())
+        put(field, std::to_string(value.get<uint64_t>()));
+      else
+        throw Refused("SA field '" + field + "': expected a string or a number");
+    }
+    return map;
+  }
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Refused("SA fields are FIELD=VALUE words (fields: spi, enc_key, auth_key, local, remote, match)");
+    const std::string field = w.substr(0, eq);
+    // An unknown field's name may be a mistyped key: name only known ones.
+    if (std::find(std::begin(kSaFields), std::end(kSaFields), field) == std::end(kSaFields))
+      throw Refused("unknown SA field (fields: spi, enc_key, auth_key, local, remote, match)");
+    put(field, w.substr(eq + 1));
+  }
+  return map;
+}
+
+std::string spi_word(uint32_t spi) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", spi);
+  return buf;
+}
+
+uint32_t parse_spi(const std::string& w) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(w.c_str(), &end, 0);
+  if (w.empty() || !std::isdigit(static_cast<unsigned char>(w[0])) || *end || errno || v > 0xFFFFFFFFull)
+    throw Refused("'" + w + "': not an SPI (a number, 0x for hex)");
+  return uint32_t(v);
 }
 
 }  // namespace
@@ -69,7 +129,9 @@ nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
     if (cmd == "routes") return routes(args, nf);
     if (cmd == "firewall") return firewall(args, nf);
     if (cmd == "nids") return nids(args, nf);
-    return refused("unknown command '" + cmd + "' (commands: stats, routes, firewall, nids, reload, stop)");
+    if (cmd == "ipsec") return ipsec(args);
+    return refused("unknown command '" + cmd +
+                   "' (commands: stats, routes, firewall, nids, ipsec, reload, stop)");
   } catch (const Refused& e) {
     return refused(e.what());
   } catch (const ConfigError& e) {
@@ -89,7 +151,12 @@ T& ControlCommands::find_nf(const std::string& type, const std::string& name) co
     ++count;
     if (name.empty() || n->name() == name) found = found ? found : t;
   }
-  if (!name.empty() && !found) throw Refused("no " + type + " NF named '" + name + "'");
+  if (!name.empty() && !found) {
+    for (auto& n : rc_.nfs)
+      if (n->name() == name)
+        throw Refused("NF '" + name + "' is a " + std::string(n->type()) + " NF; this command is for " + type + " NFs");
+    throw Refused("no " + type + " NF named '" + name + "'");
+  }
   if (count == 0) throw Refused("the configuration has no " + type + " NF");
   if (name.empty() && count > 1)
     throw Refused("the configuration has " + std::to_string(count) + " " + type +
@@ -146,6 +213,10 @@ nlohmann::json ControlCommands::stats() const {
       e["rules"] = ids->rules().rules.size();
       e["table_version"] = ids->table_version();
       e["table_versions"] = ids->table_versions()->json();
+    } else if (auto* gw = dynamic_cast<const IpsecGateway*>(n.get())) {
+      e["sas"] = gw->table().size();
+      e["table_version"] = gw->table_version();
+      e["table_versions"] = gw->table_versions()->json();
     }
     nfs.push_back(std::move(e));
   }
@@ -216,6 +287,34 @@ nlohmann::json ControlCommands::nids(const std::vector<std::string>& args, const
   const uint64_t version =
       ids.replace_rules(std::vector<std::string>(args.begin() + 1, args.end()), limit());
   return ok({{"nf", ids.name()}, {"table_version", version}, {"rules", ids.rules().rules.size()}});
+}
+
+nlohmann::json ControlCommands::ipsec(const std::vector<std::string>& args) {
+  const char* usage =
+      "usage: ipsec sa add NF spi=SPI enc_key=HEX auth_key=HEX local=ADDR remote=ADDR "
+      "[match=PREFIX/LEN] (or one JSON object with those fields) | ipsec sa del NF SPI";
+  if (args.size() < 3 || args[0] != "sa" || (args[1] != "add" && args[1] != "del")) throw Refused(usage);
+  IpsecGateway& gw = find_nf<IpsecGateway>("ipsec", args[2]);
+  const std::vector<std::string> fields(args.begin() + 3, args.end());
+  if (args[1] == "del") {
+    if (fields.size() != 1) throw Refused(usage);
+    const uint32_t spi = parse_spi(fields[0]);
+    const uint64_t version = gw.delete_sa(spi, "ipsec sa del " + spi_word(spi));
+    return ok({{"nf", gw.name()}, {"table_version", version}, {"sas", gw.table().size()}});
+  }
+  if (fields.empty()) throw Refused(usage);
+  // Read as the configuration's SA entries are, with their checks and messages.
+  const ConfigNode node(sa_fields(fields), "ipsec sa add");
+  esp::SaConfig c = IpsecGateway::sa_from_config(node, gw.direction());
+  uint64_t version = 0;
+  try {
+    version = gw.add_sa(c, "ipsec sa add " + spi_word(c.spi));
+  } catch (...) {
+    c.enc_key.fill(0), c.nonce.fill(0), c.auth_key.fill(0);
+    throw;
+  }
+  c.enc_key.fill(0), c.nonce.fill(0), c.auth_key.fill(0);
+  return ok({{"nf", gw.name()}, {"table_version", version}, {"sas", gw.table().size()}});
 }
 
 nlohmann::json ControlCommands::reload() {

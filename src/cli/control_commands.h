@@ -10,6 +10,9 @@
 //   routes replace PREFIX PORT [...]        (routes that exist) | routes replace ROUTE_FILE
 //   firewall replace RULE_FILE
 //   nids replace RULE_FILE [RULE_FILE...]
+//   ipsec sa add NF spi=SPI enc_key=HEX auth_key=HEX local=ADDR remote=ADDR [match=PREFIX]
+//                                           (or one JSON object with those fields)
+//   ipsec sa del NF SPI
 //   reload                                  every table file of the configuration, as SIGHUP
 //   stop                                    ends the run as SIGTERM does
 #pragma once
@@ -50,6 +53,7 @@ class ControlCommands {
   nlohmann::json routes(const std::vector<std::string>& args, const std::string& nf);
   nlohmann::json firewall(const std::vector<std::string>& args, const std::string& nf);
   nlohmann::json nids(const std::vector<std::string>& args, const std::string& nf);
+  nlohmann::json ipsec(const std::vector<std::string>& args);
   template <typename T>
   T& find_nf(const std::string& type, const std::string& name) const;
   uint16_t tx_port(const std::string& name) const;

@@ -157,13 +157,20 @@ int main(int argc, char** argv) {
   ctl->add_option("socket", ctl_socket, "The control socket's path")->required();
   ctl->add_option("command", ctl_words,
                   "stats | stop | reload | routes add|del|replace PREFIX/LEN PORT ... or FILE | "
-                  "firewall replace FILE | nids replace FILE [FILE...]")
+                  "firewall replace FILE | nids replace FILE [FILE...] | "
+                  "ipsec sa add NF spi=SPI enc_key=HEX auth_key=HEX local=ADDR remote=ADDR "
+                  "[match=PREFIX/LEN] (or one JSON object) | ipsec sa del NF SPI")
       ->required();
-  ctl->add_option("--nf", ctl_nf, "The NF to update, where the configuration has several of its type");
+  ctl->add_option("--nf", ctl_nf,
+                  "The NF to update, where the configuration has several of its type (ipsec names it "
+                  "after add|del)");
   ctl->footer("Examples:\n  gpunfv ctl /tmp/gpunfv.sock stats\n"
               "  gpunfv ctl /tmp/gpunfv.sock routes replace 10.0.0.0/8 p2\n"
               "  gpunfv ctl /tmp/gpunfv.sock routes replace data/router/example.routes\n"
-              "  gpunfv ctl /tmp/gpunfv.sock nids replace local.rules et-web.rules.gz");
+              "  gpunfv ctl /tmp/gpunfv.sock nids replace local.rules et-web.rules.gz\n"
+              "  gpunfv ctl /tmp/gpunfv.sock ipsec sa add esp-out spi=0x2001 enc_key=HEX40 \\\n"
+              "      auth_key=HEX40 local=198.51.100.1 remote=203.0.113.9 match=192.168.7.0/24\n"
+              "  gpunfv ctl /tmp/gpunfv.sock ipsec sa del esp-out 0x2001");
 
   app.add_subcommand("version", "Print the version and build options")->callback([] {
     fmt::print("gpunfv 0.1.0, CUDA backend: {}, NF types: {}\n", GPUNFV_HAVE_CUDA ? "yes" : "no",

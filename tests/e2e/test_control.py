@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import check_accounting, run_gpunfv, write_config
+from conftest import check_accounting, read_pcap, run_gpunfv, write_config
 
 WAIT_S = 120  # how long a condition may take on a loaded machine before the test gives up
 
@@ -347,3 +348,148 @@ def test_nids_rule_replace_makes_alerts_appear_and_disappear(gpunfv, tmp_path, s
     assert "1" not in ids["alerts_by_sid"] and ids["alerts"] >= ids["packets_alerted"]
     # Frame bytes: 64-byte frames in and out of the NF, as the ports count them.
     assert ids["in_bytes"] == report["ports"]["gen"]["rx_bytes"] == ids["out_bytes"]
+
+
+# --- IPsec SAs ------------------------------------------------------------------------------
+
+LOCAL, REMOTE = "198.51.100.1", "203.0.113.1"
+
+
+def ipsec_sa(spi: int, match: str | None = None) -> dict:
+    """An SA with random keys (so a leak check cannot pass by accident)."""
+    sa = {"spi": spi, "enc_key": os.urandom(20).hex(), "auth_key": os.urandom(20).hex(),
+          "local": LOCAL, "remote": REMOTE}
+    if match:
+        sa["match"] = match
+    return sa
+
+
+def sa_words(sa: dict) -> list[str]:
+    return [f"{k}={v}" for k, v in sa.items()]
+
+
+def assert_no_keys(sas: list[dict], *texts: str) -> None:
+    for sa in sas:
+        for key in (sa["enc_key"], sa["auth_key"]):
+            for text in texts:
+                assert key[:16].lower() not in text.lower(), "a key appeared in the output"
+
+
+def esp_spi_seq(frames) -> list[tuple[int, int]]:
+    """(SPI, sequence number) of every ESP frame (Ethernet, 20-byte outer IPv4 header)."""
+    out = []
+    for _, f in frames:
+        assert f[12:14] == b"\x08\x00" and f[23] == 50, "not an ESP frame"
+        out.append(struct.unpack("!II", f[34:42]))
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ipsec_sa_add_and_del_move_outbound_traffic(gpunfv, tmp_path, sock_dir, backend):
+    skip_unless_backend(gpunfv, backend)
+    sock = sock_dir / "s"
+    (tmp_path / "empty.rules").write_text("")
+    base = ipsec_sa(0x1000, "0.0.0.0/0")
+    config = write_config(
+        tmp_path / "c.yaml",
+        ports=[{"name": "gen", "type": "generator", "rate": "20kpps", "size": 64, "flows": 64,
+                "duration": 3600},
+               {"name": "p1", "type": "pcap", "tx": str(tmp_path / "out.pcap")}],
+        nfs=[{"name": "fw", "type": "firewall", "rules": str(tmp_path / "empty.rules"),
+              "default": "accept"},
+             {"name": "esp-out", "type": "ipsec", "direction": "outbound", "sas": [base]}],
+        chains=[{"from": "gen", "to": "p1", "path": ["fw", "esp-out"]}],
+        settings={"control": str(sock), "batch_size": 256})
+    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock, backend)
+    run.wait_for(lambda: run.port_tx("p1") > 500, "traffic on p1")
+    # The generator's destinations are all in 198.18.0.0/15: the new SA takes every packet.
+    added = ipsec_sa(0x2000, "198.18.0.0/15")
+    replies = []
+    rc, j, err = run.ctl("ipsec", "sa", "add", "esp-out", *sa_words(added))
+    replies.append(json.dumps(j) + err)
+    assert rc == 0 and j["table_version"] == 2 and j["sas"] == 2, err
+    at_v2 = run.port_tx("p1")
+    run.wait_for(lambda: run.port_tx("p1") > at_v2 + 1000, "traffic under version 2")
+    # Refused: a duplicate SPI, a bad key, an unknown SPI, a firewall named as the gateway.
+    bad = [("add", "esp-out", *sa_words(ipsec_sa(0x2000, "10.0.0.0/8"))),
+           ("add", "esp-out", *sa_words(ipsec_sa(0x3000, "10.0.0.0/8") | {"enc_key": added["enc_key"][:38]})),
+           ("del", "esp-out", "0x7777"),
+           ("del", "fw", "0x2000")]
+    expect = ["SPI 0x00002000 exists already", "enc_key: expected 40 hex digits",
+              "no SA with SPI 0x00007777", "NF 'fw' is a firewall NF"]
+    for words, why in zip(bad, expect):
+        rc, j, err = run.ctl("ipsec", "sa", *words)
+        replies.append(json.dumps(j) + err)
+        assert rc == 1 and j["ok"] is False and why in j["error"], j
+    rc, j, err = run.ctl("stats")
+    replies.append(json.dumps(j))
+    assert [(n["table_version"], n["sas"]) for n in j["nfs"] if n["name"] == "esp-out"] == [(2, 2)]
+    rc, j, err = run.ctl("ipsec", "sa", "del", "esp-out", "0x2000")
+    replies.append(json.dumps(j) + err)
+    assert rc == 0 and j["table_version"] == 3 and j["sas"] == 1, err
+    at_v3 = run.port_tx("p1")
+    run.wait_for(lambda: run.port_tx("p1") > at_v3 + 1000, "traffic under version 3")
+    report = run.stop()
+    assert_no_keys([base, added], *replies, run.report_path.read_text())
+
+    ports, gw = report["ports"], report["nfs"]["esp-out"]
+    assert ports["gen"]["dropped"] == 0 and gw["drops"] == {}
+    assert ports["p1"]["tx_packets"] == ports["gen"]["rx_packets"] == gw["out"]
+    v = versions(report, "esp-out")
+    assert [(x["version"], x["change"], x["entries"]) for x in v] == [
+        (1, "start", 1), (2, "ipsec sa add 0x00002000", 2), (3, "ipsec sa del 0x00002000", 1)]
+    assert all(x["packets"] > 0 for x in v) and sum(x["packets"] for x in v) == gw["in"]
+    # Version 2 sent every packet it saw through the new SA; the others through the first.
+    _, frames = read_pcap(tmp_path / "out.pcap")
+    headers = esp_spi_seq(frames)
+    assert len(headers) == gw["out"]
+    by_spi = {}
+    for spi, seq in headers:
+        by_spi.setdefault(spi, []).append(seq)
+    assert set(by_spi) == {0x1000, 0x2000}
+    for spi, seqs in by_spi.items():  # 1..N in order: no gap, no repeat, none restarted
+        assert seqs == list(range(1, len(seqs) + 1)), hex(spi)
+    assert len(by_spi[0x2000]) == v[1]["packets"]
+    assert len(by_spi[0x1000]) == v[0]["packets"] + v[2]["packets"]
+    # The new SA's packets lie between the first's: traffic moved there and back.
+    spis = [spi for spi, _ in headers]
+    first, last = spis.index(0x2000), len(spis) - 1 - spis[::-1].index(0x2000)
+    assert set(spis[first:last + 1]) == {0x2000} and first > 0 and last < len(spis) - 1
+    assert {(s["spi"], s.get("deleted", False), s["packets"]) for s in gw["sas"]} == {
+        ("0x00001000", False, len(by_spi[0x1000])), ("0x00002000", True, len(by_spi[0x2000]))}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ipsec_sa_del_makes_inbound_esp_unknown(gpunfv, tmp_path, sock_dir, backend):
+    skip_unless_backend(gpunfv, backend)
+    sock = sock_dir / "s"
+    sa = ipsec_sa(0x1000, "0.0.0.0/0")
+    inbound = {k: v for k, v in sa.items() if k != "match"} | {"local": REMOTE, "remote": LOCAL}
+    config = write_config(
+        tmp_path / "c.yaml",
+        ports=[{"name": "gen", "type": "generator", "rate": "20kpps", "size": 64, "flows": 64,
+                "duration": 3600},
+               {"name": "p1", "type": "discard"}],
+        nfs=[{"name": "enc", "type": "ipsec", "direction": "outbound", "sas": [sa]},
+             {"name": "dec", "type": "ipsec", "direction": "inbound", "sas": [inbound]}],
+        chains=[{"from": "gen", "to": "p1", "path": ["enc", "dec"]}],
+        settings={"control": str(sock), "batch_size": 256})
+    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock, backend)
+    run.wait_for(lambda: run.port_tx("p1") > 500, "traffic on p1")
+    rc, j, err = run.ctl("ipsec", "sa", "del", "dec", "0x1000")
+    assert rc == 0 and j["table_version"] == 2 and j["sas"] == 0, err
+
+    def dropped() -> int:
+        rc, j, _ = run.ctl("stats")
+        return {p["name"]: p["dropped"] for p in j["ports"]}["gen"]
+    run.wait_for(lambda: dropped() > 1000, "drops under version 2")
+    report = run.stop()
+    assert_no_keys([sa], run.report_path.read_text())
+    dec = report["nfs"]["dec"]
+    v = versions(report, "dec")
+    assert [(x["version"], x["entries"]) for x in v] == [(1, 1), (2, 0)]
+    # Every packet version 1 saw passed, every one version 2 saw was an unknown SPI.
+    assert dec["drops"] == {"esp_unknown_spi": v[1]["packets"]}
+    assert dec["out"] == v[0]["packets"] == report["ports"]["p1"]["tx_packets"] > 0
+    assert dec["in"] == v[0]["packets"] + v[1]["packets"]
+    assert report["nfs"]["enc"]["in"] == report["nfs"]["enc"]["out"] == dec["in"]

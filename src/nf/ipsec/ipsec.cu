@@ -109,12 +109,13 @@ constexpr int kNumberThreads = 1024;  // a tile of 8192 packets: one pass over a
 constexpr int kNumberItems = 8;
 
 __global__ void __launch_bounds__(kNumberThreads)
-number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa_count,
+number_kernel(BatchView b, uint8_t position, uint32_t result_offset, IsoSpan<const uint32_t> slots,
               IsoSpan<esp::SaState> state) {
   using Scan = cub::BlockScan<uint32_t, kNumberThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   constexpr uint32_t kTile = uint32_t(kNumberThreads) * kNumberItems;
-  for (uint32_t sa = blockIdx.x; sa < sa_count; sa += gridDim.x) {
+  for (uint32_t k = blockIdx.x; k < slots.size(); k += gridDim.x) {
+    const uint32_t sa = slots[k];
     const uint64_t first_seq = state[sa].next_seq;
     uint64_t next = first_seq;
     for (uint32_t base = 0; base < b.count; base += kTile) {
@@ -150,10 +151,11 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t sa
 }
 
 __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_offset,
-                              uint32_t sa_count, IsoSpan<esp::SaState> state) {
-  const uint32_t sa = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+                              IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state) {
+  const uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const uint32_t lane = threadIdx.x & 31;
-  if (sa >= sa_count) return;
+  if (k >= slots.size()) return;
+  const uint32_t sa = slots[k];
   esp::ReplayWindow window = state[sa].window;  // the same copy in every lane
   for (uint32_t base = 0; base < b.count; base += 32) {
     const uint32_t i = base + lane;
@@ -179,7 +181,7 @@ __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_off
   if (lane == 0) state[sa].window = window;
 }
 
-// collect_range()'s count on the device: packets this NF passed, per SA (bypassed ones, kNoSa,
+// collect_range()'s count on the device: packets this NF passed, per SA slot (bypassed ones, kNoSa,
 // and the rest count nowhere; the host's sink slot is never reported).
 struct IpsecCountSlot {
   uint8_t position;
@@ -193,11 +195,25 @@ struct IpsecCountSlot {
 
 }  // namespace
 
+void IpsecTables::upload() {
+  table.upload_to_device();
+  device_packets.allocate();
+}
+
 void IpsecGateway::prepare_gpu() {
-  table_.upload_to_device();
-  device_view_ = esp::EspView{table_.device_ref(), result_offset(), bypass_, iv_epoch_};
+  const_cast<IpsecTables&>(*tables_.pin().tables).upload();
+  // Every slot fresh: sequence numbers from 1, empty windows (rewind() comes here too).
+  device_state_.upload(std::vector<esp::SaState>(max_sas_, esp::SaState{}));
   if (!gpu_) gpu_.reset(new GpuState);
-  if (device_counting_ && !device_counts_) device_counts_ = std::make_unique<DeviceCounters>(table_.size());
+  if (device_counting_ && !device_counts_) device_counts_ = std::make_unique<DeviceCounters>(max_sas_);
+}
+
+// A replaced version's SAs go once the streams that launched over it are done. The per-SA
+// state needs no carrying over: it is one array by slot, and the next version's ordered passes
+// queue behind the old one's on the same stream (the NF's ordering stream, or the lane's).
+void IpsecGateway::retire(LiveSnapshot<IpsecTables>::Pinned old) {
+  device_users_.wait(old.version);
+  old.tables->device_packets.take(old.packets);
 }
 
 void IpsecGateway::prepare_gpu_lane(const GpuStream&) {
@@ -207,13 +223,19 @@ void IpsecGateway::prepare_gpu_lane(const GpuStream&) {
 
 void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuStream& s) const {
   if (db.count == 0) return;
-  esp::EspView v = device_view_;
-  v.result_offset = result_offset();  // fixed by the batch shape, possibly after prepare()
-  const uint32_t sa_count = uint32_t(table_.size());
+  // One SA table for the whole batch; its stream noted before the pin ends, so a live change
+  // waits for this launch before it frees the table.
+  const auto t = tables_.pin();
+  device_users_.note(t.version, s.stream);
+  t->device_packets.count(db, position, s);
+  t.count(s.packets);
+  const esp::EspView v = view_of(t->table.device_ref());
+  const IsoSpan<const uint32_t> slots = t->table.device_slots();
+  const uint32_t sa_count = uint32_t(slots.size());
   const int order_blocks = int((uint64_t(sa_count) * 32 + kOrderThreads - 1) / kOrderThreads);
   // Blocks stride over SAs; a bounded grid keeps a partition's other work schedulable.
   const int number_blocks = int(sa_count < 1024 ? sa_count : 1024);
-  IsoSpan<esp::SaState> state = table_.device_state();
+  IsoSpan<esp::SaState> state = device_state_.span();
 
 
   std::lock_guard<std::mutex> lock(gpu_->m);
@@ -250,7 +272,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       select_sa_kernel<<<blocks, threads, 0, s.aux>>>(db, position, v);
       GPUNFV_CUDA(cudaGetLastError());
       number_kernel<<<number_blocks, kNumberThreads, 0, s.aux>>>(db, position, v.result_offset,
-                                                                  sa_count, state);
+                                                                  slots, state);
       GPUNFV_CUDA(cudaGetLastError());
       GPUNFV_CUDA(cudaEventRecord(s.aux_done, s.aux));
       GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, s.aux_done, 0));
@@ -259,7 +281,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       GPUNFV_CUDA(cudaGetLastError());
       ordered([&] {
         number_kernel<<<number_blocks, kNumberThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                           sa_count, state);
+                                                                           slots, state);
       });
     }
     launch_esp_crypto<esp::EncapsulateWith>(db, position, v, s);
@@ -267,11 +289,11 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     launch_esp_crypto<esp::DecapsulateWith>(db, position, v, s);
     ordered([&] {
       replay_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                     sa_count, state);
+                                                                     slots, state);
     });
   }
   // After every pass that may drop (s.stream waits for the ordered ones).
-  if (device_counts_) launch_count_packets(db, device_counts_->ref(), IpsecCountSlot{position, v.result_offset, sa_count}, s);
+  if (device_counts_) launch_count_packets(db, device_counts_->ref(), IpsecCountSlot{position, v.result_offset, max_sas_}, s);
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

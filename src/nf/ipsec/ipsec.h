@@ -5,6 +5,8 @@
 //     direction: outbound            # or inbound
 //     bypass: false                  # packets no SA applies to: drop (default) or pass unchanged
 //     iv_epoch: 0                    # optional: high 32 bits of every IV (see below)
+//     max_sas: 1024                  # SAs over the run, configured and added live (default
+//                                    # 1024, at least the configured ones)
 //     sas:
 //       - spi: 0x00001000
 //         enc_key: 00112233445566778899aabbccddeeff01020304   # hex, 20 bytes: AES key || nonce
@@ -30,11 +32,22 @@
 // bypass), esp_malformed, esp_unknown_spi, esp_bad_icv, esp_replay, and the inner packet's own
 // parse reasons (truncated_l4, ...).
 //
+// Live changes (add_sa, delete_sa; `gpunfv ctl ... ipsec sa add|del`) build the next SA table
+// beside the live one and swap it in between batches (nf/live_snapshot.h). The per-SA state
+// (sequence numbers, replay windows) is not part of a version: it lives in one array per
+// backend, indexed by the SA's slot, which the SA keeps across versions. The ordered passes of
+// all batches run in ingress order on either version, so a kept SA's numbers and window go on
+// exactly where the previous batch left them, whichever version that batch ran with. Slots are
+// not reused within a run (a late packet's record could name a deleted SA's slot), hence
+// max_sas.
+//
 // Keys never appear in logs, reports, describe() or errors.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,25 +55,51 @@
 #include "nf/ipsec/esp.h"
 #include "nf/ipsec/ingress_order.h"
 #include "nf/ipsec/sa_table.h"
+#include "nf/live_snapshot.h"
 #include "nf/network_function.h"
 #include "nf/shard_counters.h"
 
 #if GPUNFV_HAVE_CUDA
+#include "gpu/device_buffer.h"
 #include "gpu/device_counters.h"
+#include "gpu/device_users.h"
+#include "nf/device_packet_count.h"
 #endif
 
 namespace gpunfv {
 
 enum class IpsecDirection { outbound, inbound };
 
+// One version of a gateway's SAs (replaced whole by a live change).
+struct IpsecTables {
+  explicit IpsecTables(esp::SaTable t) : table(std::move(t)) {}
+  esp::SaTable table;
+#if GPUNFV_HAVE_CUDA
+  void upload();
+  DevicePacketCount device_packets;  // under gpu_pipeline: fused
+#endif
+};
+
 class IpsecGateway final : public NetworkFunction {
  public:
+  static constexpr uint32_t kDefaultMaxSas = 1024, kMostSas = 65536;
+
   IpsecGateway(std::string name, IpsecDirection direction, const std::vector<esp::SaConfig>& sas,
-               bool bypass = false, uint32_t iv_epoch = 0);
+               bool bypass = false, uint32_t iv_epoch = 0, uint32_t max_sas = kDefaultMaxSas);
   ~IpsecGateway() override;
 
   // Reads the keys above. Throws ConfigError naming the line (never echoing a key).
   static std::unique_ptr<IpsecGateway> from_config(const ConfigNode& node);
+  // Reads one entry of `sas:` (spi, enc_key, auth_key, local, remote, match), as from_config
+  // does; checks within the list are the caller's. Throws ConfigError (never echoing a key).
+  static esp::SaConfig sa_from_config(const ConfigNode& n, IpsecDirection direction);
+
+  // Live changes: the next table is built beside the live one and swapped in between batches;
+  // kept SAs keep their state. Return the new table version (`what` names it in the report).
+  // Throw std::invalid_argument (a duplicate SPI or outbound prefix, an outbound SA without a
+  // prefix, max_sas reached, an unknown SPI), changing nothing. Messages never hold a key.
+  uint64_t add_sa(const esp::SaConfig& c, std::string what);
+  uint64_t delete_sa(uint32_t spi, std::string what);
 
   std::string_view type() const override { return "ipsec"; }
   void prepare(Backend backend) override;
@@ -94,35 +133,74 @@ class IpsecGateway final : public NetworkFunction {
   bool collects() const override { return !device_counting_; }
   void finish() override;
   void report(nlohmann::json& j) const override;
+  const TableVersionLog* table_versions() const override { return &tables_.log(); }
+  uint64_t table_version() const { return tables_.version(); }
   // "describe", or "sas": one line per SA (SPI, endpoints, prefix, packets; never keys).
   std::string command(std::string_view cmd) const override;
   std::string describe() const override;
 
   IpsecDirection direction() const { return direction_; }
-  const esp::SaTable& table() const { return table_; }
+  uint32_t max_sas() const { return max_sas_; }
+  // The live table (tests; valid until the next live change).
+  const esp::SaTable& table() const { return tables_.pin()->table; }
   // The view per-packet code reads on the host (tests run the steps through it).
-  esp::EspView host_view() const;
+  esp::EspView host_view() const { return view_of(table().host_ref()); }
+  // Per-SA state by slot: the CPU backend's (written only by the ordered passes, one at a time).
+  IsoSpan<esp::SaState> host_state() const {
+    return IsoSpan<esp::SaState>(host_state_.data(), host_state_.size());
+  }
+  // Packets this NF passed for the SA in `slot` (counted by collect()).
+  uint64_t sa_packets(uint32_t slot) const { return sa_packets_.total(slot); }
 
  private:
   struct GpuState;  // the ordered passes' stream and events (ipsec.cu)
+  // What the report and `sas` say of every SA the run had, by slot (deleted ones too).
+  struct SlotInfo {
+    uint32_t spi, local, remote;
+    std::optional<Ipv4Prefix> match;
+    bool deleted = false;
+  };
+
+  esp::EspView view_of(const esp::SaTableRef& t) const {
+    return esp::EspView{t, result_offset(), bypass_, iv_epoch_};
+  }
+  // A version of these SAs, uploaded when the run is on the GPU.
+  std::shared_ptr<const IpsecTables> make_version(std::vector<esp::SaEntry> entries);
+  // Publishes `next`; the old version's device work is waited for and counted.
+  uint64_t swap_in(std::shared_ptr<const IpsecTables> next, std::string what);
 
   IpsecDirection direction_;
   bool bypass_;
   uint32_t iv_epoch_;
-  esp::SaTable table_;
+  uint32_t max_sas_;
+  LiveSnapshot<IpsecTables> tables_;
+  std::mutex update_m_;  // one live change at a time
+  uint32_t next_slot_;   // under update_m_
+  mutable std::mutex info_m_;
+  std::vector<SlotInfo> slot_info_;  // under info_m_
+  Backend backend_ = Backend::cpu;
+  mutable std::vector<esp::SaState> host_state_;  // max_sas_ slots
   mutable esp::IngressOrder order_;   // CPU backend: ordered steps in ingress order
   static constexpr uint32_t kCounterLanes = 4;
-  // Per SA: packets this NF passed, from collect(), then a sink slot for the others.
+  // Per slot: packets this NF passed, from collect(), then a sink slot for the others.
   ShardCounters sa_packets_;
   bool device_counting_ = false;  // count_on_device() taken
 #if GPUNFV_HAVE_CUDA
-  std::unique_ptr<DeviceCounters> device_counts_;  // per SA (no sink slot)
+  std::unique_ptr<DeviceCounters> device_counts_;  // per slot (no sink slot)
   struct GpuStateDeleter {
     void operator()(GpuState* s) const;
   };
   void prepare_gpu();
+  // Waits for the launches over a replaced version and takes its device packet count.
+  void retire(LiveSnapshot<IpsecTables>::Pinned old);
   std::unique_ptr<GpuState, GpuStateDeleter> gpu_;
-  esp::EspView device_view_{};
+  DeviceBuffer<esp::SaState> device_state_;  // max_sas_ slots
+  // The streams that launched over each version (by version number).
+  mutable DeviceUsers device_users_;
+
+ public:
+  IsoSpan<esp::SaState> device_state() const { return device_state_.span(); }
+  void release_gpu_lane(cudaStream_t stream) override { device_users_.forget_stream(stream); }
 #endif
 };
 

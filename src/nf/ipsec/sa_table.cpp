@@ -1,7 +1,6 @@
 #include "nf/ipsec/sa_table.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace gpunfv::esp {
 
@@ -21,31 +20,51 @@ Sa make_sa(const SaConfig& c) {
   return sa;
 }
 
-SaTable::SaTable(const std::vector<SaConfig>& configs) {
-  sas_.reserve(configs.size());
-  for (const SaConfig& c : configs) sas_.push_back(make_sa(c));
+namespace {
 
-  // Outbound: SAs with a `match` prefix, longest first (ties in configuration order), so the
-  // first hit of the linear scan is the longest match.
+std::vector<SaEntry> in_order(const std::vector<SaConfig>& configs) {
+  std::vector<SaEntry> out;
+  out.reserve(configs.size());
   for (uint32_t i = 0; i < configs.size(); ++i)
-    if (configs[i].match) by_prefix_.push_back(i);
-  std::stable_sort(by_prefix_.begin(), by_prefix_.end(), [&](uint32_t a, uint32_t b) {
-    return configs[a].match->len > configs[b].match->len;
-  });
-
-  // Inbound: SPIs sorted for binary search.
-  std::vector<uint32_t> order(configs.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return configs[a].spi < configs[b].spi; });
-  for (uint32_t i : order) {
-    spis_.push_back(configs[i].spi);
-    spi_sa_.push_back(i);
-  }
-  reset_host_state();
+    out.push_back(SaEntry{i, make_sa(configs[i]), configs[i].match});
+  return out;
 }
 
-void SaTable::reset_host_state() { host_state_.assign(sas_.size(), SaState{}); }
+}  // namespace
+
+SaTable::SaTable(const std::vector<SaConfig>& configs) : SaTable(in_order(configs)) {}
+
+SaTable::SaTable(std::vector<SaEntry> entries) : entries_(std::move(entries)) {
+  uint32_t span = 0;
+  for (const SaEntry& e : entries_) span = std::max(span, e.slot + 1);
+  sas_.assign(span, Sa{});
+  for (const SaEntry& e : entries_) sas_[e.slot] = e.sa;
+
+  // Outbound: SAs with a `match` prefix, longest first (ties in table order), so the first hit
+  // of the linear scan is the longest match.
+  std::vector<const SaEntry*> matched;
+  for (const SaEntry& e : entries_)
+    if (e.match) matched.push_back(&e);
+  std::stable_sort(matched.begin(), matched.end(),
+                   [](const SaEntry* a, const SaEntry* b) { return a->match->len > b->match->len; });
+  for (const SaEntry* e : matched) by_prefix_.push_back(e->slot);
+
+  // Inbound: SPIs sorted for binary search.
+  std::vector<const SaEntry*> order;
+  for (const SaEntry& e : entries_) order.push_back(&e);
+  std::sort(order.begin(), order.end(),
+            [](const SaEntry* a, const SaEntry* b) { return a->sa.spi < b->sa.spi; });
+  for (const SaEntry* e : order) {
+    spis_.push_back(e->sa.spi);
+    spi_sa_.push_back(e->slot);
+  }
+}
+
+const SaEntry* SaTable::find_spi(uint32_t spi) const {
+  for (const SaEntry& e : entries_)
+    if (e.sa.spi == spi) return &e;
+  return nullptr;
+}
 
 namespace {
 template <typename T>
@@ -61,11 +80,12 @@ SaTableRef SaTable::host_ref() const {
 
 #if GPUNFV_HAVE_CUDA
 void SaTable::upload_to_device() {
+  if (uploaded_) return;
   device_sas_.upload(sas_);
   device_by_prefix_.upload(by_prefix_);
   device_spis_.upload(spis_);
   device_spi_sa_.upload(spi_sa_);
-  device_state_.upload(std::vector<SaState>(sas_.size(), SaState{}));
+  uploaded_ = true;
 }
 
 SaTableRef SaTable::device_ref() const {

@@ -1,6 +1,7 @@
-// The security association database of one IPsec NF, cuCollections-style: SaTable owns the
-// SAs (host vectors, and device copies once uploaded); SaTableRef is the trivially copyable
-// view per-packet code reads on either backend.
+// The security association database of one IPsec NF, cuCollections-style: SaTable owns one
+// version of the SAs (host vectors, and device copies once uploaded); SaTableRef is the
+// trivially copyable view per-packet code reads on either backend. The per-SA state (SaState)
+// lives outside the table, with the NF, indexed by the SA's slot.
 //
 // An SA holds derived key material only (AES round keys, HMAC inner/outer states), never the
 // configured key bytes, and nothing here formats keys: keys never reach a log or a report.
@@ -41,10 +42,10 @@ struct Sa {
 static_assert(std::is_trivially_copyable_v<Sa>);
 
 struct SaTableRef {
-  IsoSpan<const Sa> sas;
-  IsoSpan<const uint32_t> by_prefix;  // SA indices, longest `match` prefix first
+  IsoSpan<const Sa> sas;              // by slot
+  IsoSpan<const uint32_t> by_prefix;  // SA slots, longest `match` prefix first
   IsoSpan<const uint32_t> spis;       // SPIs in ascending order
-  IsoSpan<const uint32_t> spi_sa;     // SA index of spis[i]
+  IsoSpan<const uint32_t> spi_sa;     // SA slot of spis[i]
 
   // Outbound SA selection: the longest `match` prefix covering `dst` (host byte order), or
   // kNoSa. A linear scan: gateways hold a handful of SAs; a table of thousands would use the
@@ -87,36 +88,56 @@ struct SaConfig {
 // Derives the per-packet form of one SA.
 Sa make_sa(const SaConfig& c);
 
+// One SA of a table version: its state slot and what selection needs besides the Sa.
+struct SaEntry {
+  uint32_t slot = 0;  // index into the per-SA state and counters (and the table's `sas`)
+  Sa sa;
+  std::optional<Ipv4Prefix> match;
+};
+
+// One version of the SA database, read-only once built. An SA's index in the per-packet code
+// (EspRecord::sa, SaTableRef::sas) is its state slot: slots are given out once per run, so an
+// SA kept across a live change keeps its slot and with it its sequence number and replay
+// window, and a packet's record names the same SA in every version.
 class SaTable {
  public:
-  // SPIs must be distinct (checked by the caller, which can name the config line).
+  // Slots must be distinct, SPIs too (checked by the caller, which can name the line).
+  explicit SaTable(std::vector<SaEntry> entries);
+  // Slots 0, 1, ... in configuration order.
   explicit SaTable(const std::vector<SaConfig>& configs);
 
-  size_t size() const { return sas_.size(); }
-  const Sa& sa(size_t i) const { return sas_[i]; }
+  size_t size() const { return entries_.size(); }
+  // The i-th SA, in the order they were configured or added.
+  const Sa& sa(size_t i) const { return entries_[i].sa; }
+  const std::vector<SaEntry>& entries() const { return entries_; }
+  // The entry with this SPI, or nullptr.
+  const SaEntry* find_spi(uint32_t spi) const;
+  // Highest slot + 1: the size of the `sas` array the per-packet code indexes.
+  uint32_t slot_span() const { return uint32_t(sas_.size()); }
   SaTableRef host_ref() const;
-  // Per-SA state of the CPU backend (written only by the ordered passes, one at a time).
-  IsoSpan<SaState> host_state() const {
-    return IsoSpan<SaState>(host_state_.data(), host_state_.size());
+  // The SAs' slots in ascending SPI order: the ordered passes' work list.
+  IsoSpan<const uint32_t> host_slots() const {
+    return IsoSpan<const uint32_t>(spi_sa_.data(), spi_sa_.size());
   }
-  void reset_host_state();
 
 #if GPUNFV_HAVE_CUDA
-  // Copies the SAs to the device and resets the device state; then device_ref()/device_state().
+  // Copies the SAs to the device (once); then device_ref()/device_slots().
   void upload_to_device();
+  bool on_device() const { return uploaded_; }
   SaTableRef device_ref() const;
-  IsoSpan<SaState> device_state() const { return device_state_.span(); }
+  IsoSpan<const uint32_t> device_slots() const {
+    return IsoSpan<const uint32_t>(device_spi_sa_.data(), device_spi_sa_.size());
+  }
 #endif
 
  private:
-  std::vector<Sa> sas_;
+  std::vector<SaEntry> entries_;
+  std::vector<Sa> sas_;  // by slot; slots of no SA of this version stay zero and unreferenced
   std::vector<uint32_t> by_prefix_, spis_, spi_sa_;
-  // Mutable: packets change it while the table itself stays read-only.
-  mutable std::vector<SaState> host_state_;
 #if GPUNFV_HAVE_CUDA
+  bool uploaded_ = false;
   DeviceBuffer<Sa> device_sas_;
   DeviceBuffer<uint32_t> device_by_prefix_, device_spis_, device_spi_sa_;
-  DeviceBuffer<SaState> device_state_;
 #endif
 };
 

@@ -14,6 +14,8 @@
 #include <functional>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "chain/processing_stage.h"
 #include "config/config.h"
 #include "tests/chain/batch_pairs.h"
@@ -90,13 +92,75 @@ TEST(IpsecGpu, SequenceExhaustionEqualsCpu) {
       config("ipsec-gpu-exhaust", kTrace + ", repeat: 4", nf("enc", "outbound", false), "[enc]"),
       [](RuntimeConfig& rc) {
         auto& ipsec = dynamic_cast<IpsecGateway&>(*rc.nfs[0]);
-        IsoSpan<esp::SaState> host = ipsec.table().host_state();
+        IsoSpan<esp::SaState> host = ipsec.host_state();
         for (size_t k = 0; k < host.size(); ++k) host[k].next_seq = 0xFFFFFFFFull - 700;
-        IsoSpan<esp::SaState> device = ipsec.table().device_state();  // prepare() made it fresh
+        IsoSpan<esp::SaState> device = ipsec.device_state();  // prepare() made it fresh
         ASSERT_EQ(cudaMemcpy(device.framework_data(), host.framework_data(),
                              host.size() * sizeof(esp::SaState), cudaMemcpyHostToDevice),
                   cudaSuccess);
       });
+}
+
+// SAs added and deleted between batches (gpunfv ctl ipsec sa add|del): each backend carries its
+// own per-SA state (host array, device array) across the versions, so the GPU numbers and
+// checks the same packets as the CPU; the middle third of the batches goes through the added,
+// more specific SA. Each stage runs its third to the end before the change, as the ordered
+// passes of the old version's batches have when a live change lands.
+TEST(IpsecGpu, LiveSaChangesEqualCpuWithTheDeviceStateCarried) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  RuntimeConfig rc = load_runtime_config(config("ipsec-gpu-live", kTrace + ", repeat: 3",
+                                                nf("enc", "outbound", true) + nf("dec", "inbound", true),
+                                                "[enc, dec]"));
+  const BatchShape shape = plan_batch_shape(rc);
+  for (auto& n : rc.nfs) {
+    n->prepare(Backend::cpu);
+    n->prepare(Backend::gpu);
+  }
+  BatchPairs pairs = read_batch_pairs(*rc.ports[0], shape);
+  const size_t third = pairs.cpu.size() / 3;
+  ASSERT_GT(third, size_t(rc.settings.gpu_in_flight));
+  auto& enc = dynamic_cast<IpsecGateway&>(*rc.nfs[0]);
+  auto& dec = dynamic_cast<IpsecGateway&>(*rc.nfs[1]);
+  auto run_part = [&](size_t from, size_t to) {
+    std::vector<std::unique_ptr<Batch>> gpu;
+    for (size_t k = from; k < to; ++k) {
+      run_chain_cpu(rc, rc.chains[0], pairs.cpu[k]->view());
+      gpu.push_back(std::move(pairs.gpu[k]));
+    }
+    auto stage = make_gpu_stage(rc, shape);
+    run_all_on_stage(*stage, gpu);
+    for (size_t k = from; k < to; ++k) pairs.gpu[k] = std::move(gpu[k - from]);
+  };
+  run_part(0, third);
+  esp::SaConfig added = ipsec_test::sa_config(0x1003, 9, "200.57.7.192/28");
+  ASSERT_EQ(enc.add_sa(added, "add"), 2u);
+  added.local = 0xCB007101, added.remote = 0xC6336401;
+  ASSERT_EQ(dec.add_sa(added, "add"), 2u);
+  run_part(third, 2 * third);
+  ASSERT_EQ(enc.delete_sa(0x1003, "del"), 3u);
+  ASSERT_EQ(dec.delete_sa(0x1003, "del"), 3u);
+  run_part(2 * third, pairs.cpu.size());
+  EXPECT_GT(expect_pairs_equal(pairs), 0u);
+
+  // The added SA (slot 2) carried packets in the middle third only.
+  auto through_added = [&](size_t from, size_t to) {
+    uint64_t n = 0;
+    for (size_t k = from; k < to; ++k) {
+      const BatchView v = pairs.cpu[k]->view();
+      for (uint32_t i = 0; i < v.count; ++i)
+        n += v.verdict[i] == 0 && esp::read_record(v, i, enc.result_offset()).sa == 2;
+    }
+    return n;
+  };
+  EXPECT_EQ(through_added(0, third), 0u);
+  EXPECT_GT(through_added(third, 2 * third), 0u);
+  EXPECT_EQ(through_added(2 * third, pairs.cpu.size()), 0u);
+  for (IpsecGateway* g : {&enc, &dec}) {
+    g->finish();
+    const nlohmann::json v = g->table_versions()->json();
+    ASSERT_EQ(v.size(), 3u);
+    for (const auto& x : v) EXPECT_GT(x["packets"].get<uint64_t>(), 0u);
+  }
 }
 
 TEST(IpsecGpu, OutboundThenInboundEqualsCpu) {

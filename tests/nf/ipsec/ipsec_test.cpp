@@ -241,7 +241,7 @@ TEST(IpsecOutbound, LongestPrefixNoSaAndBypass) {
 
 TEST(IpsecOutbound, SequenceNumberExhaustion) {
   IpsecGateway nf = outbound({sa_config(0x1000, 1, "0.0.0.0/0")});
-  nf.table().host_state()[0].next_seq = 0xFFFFFFFFull;
+  nf.host_state()[0].next_seq = 0xFFFFFFFFull;
   EspBatch b({udp_frame({}), udp_frame({}), udp_frame({})});
   ipsec_test::run(nf, b);
   EXPECT_EQ(b.verdict(0), DropReason::none);
