@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/control_commands.h"
+#include "config/config.h"
 #include "nf/ipsec/ipsec.h"
 #include "tests/chain/chain_test_util.h"
 
