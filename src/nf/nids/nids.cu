@@ -155,10 +155,10 @@ void allow_shared(int bytes) {
 
 // Nids::count()'s device twin over the packets that reached `position`: packets alerted, alerts
 // beyond the kept ones, kept alerts, and per kept rule index its counter (the version's rules
-// from `base`; others: the stray slot). Counter slots as NidsTables::device_counts. Whole warps,
+// from `rule_base`; others: the stray slot). Counter slots as NidsTables::device_counts. Whole warps,
 // as DeviceCountersRef needs.
-__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset, uint32_t base,
-                                  uint32_t rules, DeviceCountersRef counts) {
+__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset,
+                                  uint32_t rule_base, uint32_t rules, DeviceCountersRef counts) {
   for (uint32_t base = blockIdx.x * blockDim.x; base < b.count; base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     const bool in = i < b.count && reached_node(b, i, position);
@@ -168,7 +168,7 @@ __global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result
     counts.add_sum(rules + 2, fired - kept);
     counts.add_sum(rules + 3, kept);
     for (uint32_t k = 0; __any_sync(0xFFFFFFFFu, k < kept); ++k) {
-      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) - base : 0;
+      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) - rule_base : 0;
       counts.add_one(rule < rules ? rule : rules, k < kept);
     }
   }
