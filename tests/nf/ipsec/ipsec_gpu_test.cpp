@@ -126,6 +126,7 @@ TEST(IpsecGpu, LiveSaChangesEqualCpuWithTheDeviceStateCarried) {
     for (size_t k = from; k < to; ++k) {
       run_chain_cpu(rc, rc.chains[0], pairs.cpu[k]->view());
       gpu.push_back(std::move(pairs.gpu[k]));
+      gpu.back()->batch_seq = k - from;  // a fresh stage's queues start at batch 0
     }
     auto stage = make_gpu_stage(rc, shape);
     run_all_on_stage(*stage, gpu);
