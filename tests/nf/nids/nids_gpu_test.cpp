@@ -104,6 +104,7 @@ void compare_backends(Nids& nids, const std::vector<std::vector<uint8_t>>& frame
       if (processed && i % 17 != 0) fired += NidsResult::load(ra).fired;
     }
   }
+  nids.release_gpu_lane(stream);  // as the GPU stage does before a stream goes
   cudaStreamDestroy(stream);
   EXPECT_EQ(compared, frames.size());
   EXPECT_GT(fired, 0u);
