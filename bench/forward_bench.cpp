@@ -247,8 +247,8 @@ double paired_tpmd_ratio(const Row& r, const std::vector<Row>& rows) {
 }
 
 std::string table(const std::vector<Row>& rows) {
-  std::string s = fmt::format("{:<19} {:>6} {:>4} {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
-                              "forwarder", "bytes", "db", "Mpps", "Gbit/s", "cores", "Mpps/core", "copied B",
+  std::string s = fmt::format("{:<19} {:>6} {:>4} {:>9} {:>15} {:>9} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+                              "forwarder", "bytes", "db", "Mpps", "min-max", "Gbit/s", "cores", "Mpps/core", "copied B",
                               "p50 ns", "p90 ns", "p99 ns", "p99.9 ns", "zc/copy", "zc/tpmd", "note");
   for (const Row& r : rows) {
     std::string ratio_copy = "", ratio_tpmd = "";
@@ -263,8 +263,9 @@ std::string table(const std::vector<Row>& rows) {
     std::string note = r.note;
     if (const double p = paired_tpmd_ratio(r, rows); p > 0) note = fmt::format("paired {:.2f}x; {}", p, note);
     auto lat = [&](uint64_t v) { return r.latency ? fmt::format("{}", v) : std::string("-"); };
-    s += fmt::format("{:<19} {:>6} {:>4} {:>9.2f} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
-                     r.what, r.size, r.descriptor_batch, r.mpps, r.gbps, r.cores,
+    s += fmt::format("{:<19} {:>6} {:>4} {:>9.2f} {:>15} {:>9.2f} {:>7.2f} {:>10.2f} {:>9.0f} {:>9} {:>9} {:>9} {:>10} {:>8} {:>20}  {}\n",
+                     r.what, r.size, r.descriptor_batch, r.mpps,
+                     fmt::format("{:.2f}-{:.2f}", r.mpps_min, r.mpps_max), r.gbps, r.cores,
                      r.cores > 0 ? r.mpps / r.cores : 0.0, r.copied_per_pkt,
                      lat(r.p50), lat(r.p90), lat(r.p99), lat(r.p999), ratio_copy, ratio_tpmd, note);
   }
@@ -339,7 +340,7 @@ int run_bench(int argc, char** argv) {
       "forward_bench on {} ({} CPUs{}). Ports: DPDK net_ring vdevs (tx ring = own rx ring), {}\n"
       "with {} frames seeded per port: the loop testpmd --tx-first measures;\n"
       "no NIC, no privileges, no traffic generator sharing the cores. Mpps = {}.\n"
-      "Forwarding threads/lcores pinned to CPUs {}; best of {} interleaved rounds per row.\n"
+      "Forwarding threads/lcores pinned to CPUs {}; median [min-max] of {} interleaved rounds per row.\n"
       "gpunfv latency: the zero-copy (burst-native) loop times one rx burst in {}; copy times every frame.\n"
       "Zero-copy rows: {}. Gbit/s = Mpps x frame size in every row (no row reads a byte counter).\n",
       host, ncpu, ncpu <= 2 ? ", shared with other work: figures are noisy, ratios in one run matter" : "",
@@ -349,22 +350,27 @@ int run_bench(int argc, char** argv) {
       fmt::join(count_bytes, ", "));
   std::fputs(header.c_str(), stdout);
   // Each configuration runs `rounds` times, the configurations of a size in turn (zero-copy,
-  // copy, testpmd, zero-copy, ...); the best round is kept. Other work on the host can only slow
-  // a round down, so the best is the least disturbed, and turns spread a disturbance over all.
-  // The ratio to testpmd is also given as the median of the rounds' own ratios (`paired`): each
-  // pairs two runs next to each other in time, which a host whose speed drifts from one
-  // stretch of seconds to the next disturbs less than the two best rounds.
+  // copy, testpmd, zero-copy, ...), so a disturbance of the host spreads over all of them; a row
+  // is its median round (its latency figures too) with the rounds' min and max. The ratio to
+  // testpmd is also given as the median of the rounds' own ratios (`paired`): each pairs two
+  // runs next to each other in time, which a host whose speed drifts from one stretch of
+  // seconds to the next disturbs less than two medians.
   auto best_of = [&](std::vector<std::function<Row()>> measures) {
-    std::vector<Row> best(measures.size());
+    std::vector<std::vector<Row>> runs(measures.size());
     for (int r = 0; r < rounds; ++r)
-      for (size_t m = 0; m < measures.size(); ++m) {
-        Row x = measures[m]();
-        std::vector<double> seen = std::move(best[m].round_mpps);
-        seen.push_back(x.mpps);
-        if (r == 0 || x.mpps > best[m].mpps) best[m] = x;
-        best[m].round_mpps = std::move(seen);
-      }
-    return best;
+      for (size_t m = 0; m < measures.size(); ++m) runs[m].push_back(measures[m]());
+    std::vector<Row> rows;
+    for (std::vector<Row>& got : runs) {
+      std::vector<double> seen;
+      for (const Row& x : got) seen.push_back(x.mpps);
+      std::sort(got.begin(), got.end(), [](const Row& a, const Row& b) { return a.mpps < b.mpps; });
+      Row row = got[got.size() / 2];
+      row.round_mpps = std::move(seen);
+      row.mpps_min = got.front().mpps;
+      row.mpps_max = got.back().mpps;
+      rows.push_back(std::move(row));
+    }
+    return rows;
   };
   std::unique_ptr<TestpmdSession> session;
   if (!testpmd.empty() && !testpmd_per_row) session = std::make_unique<TestpmdSession>(testpmd, cpus, one_port);
@@ -412,7 +418,8 @@ int run_bench(int argc, char** argv) {
                    {"copied_bytes_per_packet", r.copied_per_pkt}, {"latency_ns", r.latency ? nlohmann::json{{"p50", r.p50}, {"p90", r.p90}, {"p99", r.p99}, {"p999", r.p999}} : nlohmann::json()},
                    {"latency_cdf_ns", r.cdf}, {"packets", r.packets}, {"latency_timed", r.timed},
                    {"latency_sample", r.latency_sample}, {"byte_counts", r.byte_counts},
-                   {"round_mpps", r.round_mpps}, {"paired_testpmd_ratio", paired_tpmd_ratio(r, rows)},
+                   {"round_mpps", r.round_mpps}, {"mpps_min", r.mpps_min}, {"mpps_max", r.mpps_max},
+                   {"paired_testpmd_ratio", paired_tpmd_ratio(r, rows)},
                    {"note", r.note}});
     std::ofstream(out_dir + "/results.json") << nlohmann::json{{"host", host}, {"cpus", ncpu}, {"rows", j}}.dump(2) << "\n";
   }

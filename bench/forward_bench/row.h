@@ -1,4 +1,4 @@
-// One row of forward_bench's table: a forwarder at one frame size, the best of its rounds.
+// One row of forward_bench's table: a forwarder at one frame size, its median round.
 #pragma once
 
 #include <sys/resource.h>
@@ -22,7 +22,8 @@ struct Row {
   uint64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool latency = false;
   std::vector<std::pair<double, uint64_t>> cdf;  // (quantile, ns): the latency CDF's points
-  std::vector<double> round_mpps;  // every round's rate, in round order (the row keeps the best)
+  std::vector<double> round_mpps;  // every round's rate, in round order (the row is the median's)
+  double mpps_min = 0, mpps_max = 0;  // over the rounds
   std::string note;
 };
 
