@@ -31,6 +31,7 @@
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
 #include "gpu/device_users.h"
+#include "nf/device_packet_count.h"
 #endif
 
 namespace gpunfv {
@@ -115,7 +116,7 @@ class Router final : public NetworkFunction {
   // Per copy: packets of launches whose count the host did not know (GpuStream::packets 0),
   // counted on the device and added to the copy's version before it is written again.
   void take_device_packets(int slot);
-  DeviceBuffer<unsigned long long> device_packets_;
+  DevicePacketCount device_packets_[2];  // per copy, under gpu_pipeline: fused
   DeviceBuffer<uint16_t> device_next_hop_ports_;
   std::array<RouterView, 2> device_views_{};
   // Streams that launched over each copy (by slot) since it was last written (synchronized
