@@ -193,22 +193,11 @@ GPUNFV_HD void tx_batch_loop(const RingSetView& v, const RingBatchView& bv, uint
     const uint32_t posted = tx.post_team(team);
     if (lead) tx.flush_tail(false);
     if (took || posted + freed != 0) continue;
-    constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
-    uint32_t action = kKeepGoing;
-    if (lead && ++idle % kFlagEvery == 0) {
-      if (load_acquire_sys(&v.flags->stop) == kStopAbort) {
-        tx.flush_tail(true);
-        tx.finish(2u);
-        action = kAbort;
-      } else if (load_acquire_sys(&v.done[ring].rx) && returned.value == load_acquire(&c.published) &&
-                 tx.queue_empty()) {
-        tx.flush_tail(true);
-        if (tx.outstanding() == 0) action = kDrained;
-      }
-    }
-    action = team.share(action);
-    if (action == kAbort) return;
-    if (action == kDrained) break;
+    // Drained only with every batch the rx side published handed back.
+    const TxIdle action = tx_idle_turn(v, ring, tx, team, idle,
+                                       [&] { return returned.value == load_acquire(&c.published); });
+    if (action == TxIdle::abort) return;
+    if (action == TxIdle::drained) break;
     ring_idle();
   }
   if (lead) tx.finish();

@@ -83,6 +83,29 @@ GPUNFV_HD void rx_ring_loop(const RingSetView& v, uint32_t ring, uint16_t port_i
   if (lead) rx.finish();
 }
 
+// A tx loop's idle turn, for every loop that drives a TxRing: every kFlagEvery idle turns the
+// leader reads the run flags; abort announces the tail and ends the ring at once, and a drained
+// rx side (with nothing the loop still holds: `holds_none()`, asked only then) announces the
+// tail and ends once the NIC has sent every posted frame. The team shares the answer.
+enum class TxIdle : uint32_t { keep_going = 0, abort = 1, drained = 2 };
+
+template <typename Team, typename HoldsNone>
+GPUNFV_HD TxIdle tx_idle_turn(const RingSetView& v, uint32_t ring, TxRing& tx, Team& team,
+                              uint32_t& idle, const HoldsNone& holds_none) {
+  uint32_t action = uint32_t(TxIdle::keep_going);
+  if (team.leader() && ++idle % kFlagEvery == 0) {
+    if (load_acquire_sys(&v.flags->stop) == kStopAbort) {
+      tx.flush_tail(true);
+      tx.finish(2u);
+      action = uint32_t(TxIdle::abort);
+    } else if (load_acquire_sys(&v.done[ring].rx) && holds_none() && tx.queue_empty()) {
+      tx.flush_tail(true);
+      if (tx.outstanding() == 0) action = uint32_t(TxIdle::drained);
+    }
+  }
+  return TxIdle(team.share(action));
+}
+
 template <typename Team = SoloTeam>
 GPUNFV_HD void tx_ring_loop(const RingSetView& v, uint32_t ring, Team team = {}) {
   TxRing tx(v, ring);
@@ -93,21 +116,9 @@ GPUNFV_HD void tx_ring_loop(const RingSetView& v, uint32_t ring, Team team = {})
     const uint32_t posted = tx.post_team(team);
     if (lead) tx.flush_tail(false);
     if (team.share(posted + freed) != 0) continue;
-    constexpr uint32_t kKeepGoing = 0, kAbort = 1, kDrained = 2;
-    uint32_t action = kKeepGoing;
-    if (lead && ++idle % kFlagEvery == 0) {
-      if (load_acquire_sys(&v.flags->stop) == kStopAbort) {
-        tx.flush_tail(true);
-        tx.finish(2u);
-        action = kAbort;
-      } else if (load_acquire_sys(&v.done[ring].rx) && tx.queue_empty()) {
-        tx.flush_tail(true);
-        if (tx.outstanding() == 0) action = kDrained;
-      }
-    }
-    action = team.share(action);
-    if (action == kAbort) return;
-    if (action == kDrained) break;
+    const TxIdle action = tx_idle_turn(v, ring, tx, team, idle, [] { return true; });
+    if (action == TxIdle::abort) return;
+    if (action == TxIdle::drained) break;
     ring_idle();
   }
   if (lead) tx.finish();
