@@ -42,6 +42,26 @@ PayloadRange payload_of(const BatchView& v, uint32_t i) {
   return nids_payload(f, h);
 }
 
+using Payloads = std::vector<std::vector<std::span<const uint8_t>>>;  // per batch, per packet
+
+// The bytes the NF inspects, per packet of each of the round's batches; `counts` sized to match.
+// Returns the packets.
+uint64_t locate_payloads(const RoundData& r, Payloads& text, std::vector<std::vector<uint32_t>>& counts) {
+  text.resize(r.used), counts.resize(r.used);
+  uint64_t n = 0;
+  for (size_t b = 0; b < r.used; ++b) {
+    BatchView v = r.in[b]->view();
+    text[b].clear();
+    for (uint32_t i = 0; i < v.count; ++i) {
+      const PayloadRange pr = payload_of(v, i);
+      text[b].emplace_back(v.data.framework_data() + size_t(i) * v.stride + pr.offset, pr.length);
+    }
+    counts[b].assign(v.count, 0);
+    n += v.count;
+  }
+  return n;
+}
+
 void shape_batch(const std::vector<Pattern>& patterns, Batch& b, uint64_t seed) {
   Rng rng(seed);
   BatchView v = b.view();
@@ -73,24 +93,10 @@ void shape_batch(const std::vector<Pattern>& patterns, Batch& b, uint64_t seed) 
 class PayloadRows : public Peer {
  public:
   bool repeatable() const override { return true; }
-  uint64_t prepare(const RoundData& r) override {
-    text_.resize(r.used), count_.resize(r.used);
-    uint64_t n = 0;
-    for (size_t b = 0; b < r.used; ++b) {
-      BatchView v = r.in[b]->view();
-      text_[b].clear();
-      for (uint32_t i = 0; i < v.count; ++i) {
-        const PayloadRange pr = payload_of(v, i);
-        text_[b].emplace_back(v.data.framework_data() + size_t(i) * v.stride + pr.offset, pr.length);
-      }
-      count_[b].assign(v.count, 0);
-      n += v.count;
-    }
-    return n;
-  }
+  uint64_t prepare(const RoundData& r) override { return locate_payloads(r, text_, count_); }
 
  protected:
-  std::vector<std::vector<std::span<const uint8_t>>> text_;
+  Payloads text_;
   std::vector<std::vector<uint32_t>> count_;
 };
 
@@ -190,19 +196,9 @@ class HyperscanScan final : public Peer {
   size_t database_bytes() const { return hs_[0]->database_bytes(); }
 
   uint64_t prepare(const RoundData& r) override {
-    text_.resize(r.used), count_.resize(r.used), expect_.resize(r.used);
-    uint64_t n = 0;
-    for (size_t b = 0; b < r.used; ++b) {
-      BatchView v = r.in[b]->view();
-      text_[b].clear();
-      for (uint32_t i = 0; i < v.count; ++i) {
-        const PayloadRange pr = payload_of(v, i);
-        text_[b].emplace_back(v.data.framework_data() + size_t(i) * v.stride + pr.offset, pr.length);
-      }
-      count_[b].assign(v.count, 0);
-      expect_[b].resize(v.count);
-      n += v.count;
-    }
+    const uint64_t n = locate_payloads(r, text_, count_);
+    expect_.resize(r.used);
+    for (size_t b = 0; b < r.used; ++b) expect_[b].resize(count_[b].size());
     // Our automaton's answer per payload (the reference for check()), on all threads.
     run_batches(r.used, r.threads, [&](size_t b) {
       for (size_t k = 0; k < text_[b].size(); ++k)
@@ -236,7 +232,7 @@ class HyperscanScan final : public Peer {
  private:
   const AhoCorasick& ac_;
   std::vector<std::unique_ptr<HyperscanPeer>> hs_;  // one per thread (one scratch each)
-  std::vector<std::vector<std::span<const uint8_t>>> text_;
+  Payloads text_;
   std::vector<std::vector<uint32_t>> count_, expect_;
   uint64_t with_match_ = 0, payloads_ = 0;
 };
