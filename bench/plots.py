@@ -2,6 +2,7 @@
 wrote its file (False when there is nothing to plot, or matplotlib is missing: the JSON and the
 tables still hold every number)."""
 import json
+import re
 from pathlib import Path
 
 
@@ -63,7 +64,8 @@ def nf_throughput(data, path):
 
 
 def chains_throughput(runs, path):
-    """Per chain, grouped by frame size, one bar per policy: the input rate taken, Mpps."""
+    """Per chain, grouped by frame size, one bar per policy: the input rate taken, Mpps (median
+    of the repeats, whiskers at their min and max)."""
     plt = _pyplot()
     if plt is None or not runs:
         return False
@@ -75,14 +77,28 @@ def chains_throughput(runs, path):
     width = 0.8 / max(1, len(policies))
     for ax, chain in zip(axes[0], chains):
         for k, policy in enumerate(policies):
-            ys = [runs.get((chain, s, policy), {}).get("mpps", 0) for s in sizes]
-            ax.bar([i + k * width for i in range(len(sizes))], ys, width, label=policy)
+            cells = [runs.get((chain, s, policy), {}) for s in sizes]
+            ys = [c.get("mpps", 0) for c in cells]
+            # whiskers: the repeats' min and max around the median bar
+            err = [[y - c.get("mpps_min", y) for y, c in zip(ys, cells)],
+                   [c.get("mpps_max", y) - y for y, c in zip(ys, cells)]]
+            ax.bar([i + k * width for i in range(len(sizes))], ys, width, yerr=err, capsize=2,
+                   label=policy)
         ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(sizes))])
         ax.set_xticklabels([f"{s} B" for s in sizes])
         ax.set_ylabel("input rate taken, Mpps")
         ax.set_title(f"chain {chain}")
         ax.legend(fontsize=7)
     return _save(fig, path)
+
+
+def first_runs(folder):
+    """The reports in folder, one per cell: NAME.json, or NAME.r1.json of repeated cells (one
+    CDF per cell keeps the plot readable)."""
+    folder = Path(folder)
+    if not folder.exists():
+        return []
+    return sorted(p for p in folder.glob("*.json") if not re.search(r"\.r(?!1$)\d+$", p.stem))
 
 
 def latency_cdfs(report_paths, path, title):

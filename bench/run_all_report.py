@@ -52,7 +52,7 @@ def replot(out):
     if "chains" in parts and (out / "chains" / "reports").exists():
         import summarize  # noqa: E402
         runs = summarize.load(out / "chains" / "reports", out / "chains" / "logs")
-        reports = sorted((out / "chains" / "reports").glob("*.json"))
+        reports = plots.first_runs(out / "chains" / "reports")
         for ok, f in ((plots.chains_throughput(runs, out / "chains" / "chains-throughput.png"),
                        "chains-throughput.png"),
                       (plots.latency_cdfs(reports, out / "chains" / "chains-latency-cdf.png",
@@ -66,7 +66,7 @@ def replot(out):
         if rows:
             sweep.plot(rows, out / "latency" / "latency-vs-load.png")
     if "latency" in parts and (out / "latency" / "reports").exists():
-        reports = sorted((out / "latency" / "reports").glob("*.json"))
+        reports = plots.first_runs(out / "latency" / "reports")
         if plots.latency_cdfs(reports, out / "latency" / "latency-cdf.png",
                               "latency sweep: rx-to-tx latency CDF per run"):
             parts["latency"].setdefault("files", []).append("latency-cdf.png")

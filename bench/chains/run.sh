@@ -9,34 +9,41 @@
 # (default 8192; gnet picks its own batch up to it, the other policies run at it). env
 # PROFILE_SMS: the profiling partition's SMs (gpunfv profile --sms; default the smallest).
 # env EGRESS_THREADS: settings.egress_threads_per_chain (default: unset, the runtime's default).
-# Each run's progress lines (one a second) go to logs/; summarize.py also gives the steady rate,
-# the median of the per-second input rates over the run's second half (gnet measures its plan
-# against the whole GPU in the first seconds of a saturated run).
+# env REPEATS: runs of each cell (default 5), made in rounds over all cells so that drift in the
+# host spreads over every cell; summarize.py reports each cell's median with min and max.
+# Each run's progress lines (one a second) go to logs/; a run's rate is its steady rate, the
+# median of the per-second input rates over its second half (gnet measures its plan against
+# the whole GPU in the first seconds of a saturated run). A run whose report exists is not
+# made again, so an interrupted evaluation resumes where it stopped.
 set -uo pipefail
 BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
 SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}; CHAINS=${6:-sa,sb,sc,sd}
 QUEUES=${QUEUES:-8}
 BATCH=${BATCH:-8192}
 EGRESS_THREADS=${EGRESS_THREADS:-0}
+REPEATS=${REPEATS:-5}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUT/configs" "$OUT/reports" "$OUT/logs"
 python3 "$HERE/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies "$POLICIES" \
   --chains "$CHAINS" --model "$OUT/model.json" --queues "$QUEUES" --batch "$BATCH" \
   --egress-threads "$EGRESS_THREADS"
-echo "generator queues: $QUEUES, batch_size: $BATCH, egress_threads_per_chain: $EGRESS_THREADS (0: default)" > "$OUT/queues.txt"
+echo "generator queues: $QUEUES, batch_size: $BATCH, egress_threads_per_chain: $EGRESS_THREADS (0: default), $REPEATS runs of $SECS s per cell" > "$OUT/queues.txt"
 if [ ! -s "$OUT/model.json" ]; then
   echo "== gpunfv profile (nBench)"
   "$BIN/gpunfv" profile "$OUT/configs/profile.yaml" --sizes "$SIZES" --out "$OUT/model.json" ${PROFILE_SMS:+--sms "$PROFILE_SMS"} \
     > "$OUT/profile.txt" 2>&1 || echo "profile failed (exit $?); gnet runs will say so"
   tail -40 "$OUT/profile.txt"
 fi
-for chain in ${CHAINS//,/ }; do
-  for size in ${SIZES//,/ }; do
-    for policy in ${POLICIES//,/ }; do
-      name="$chain-$size-$policy"
-      timeout $((SECS + 60)) "$BIN/gpunfv" run "$OUT/configs/$name.yaml" --backend gpu \
-        --duration "$SECS" --report "$OUT/reports/$name.json" > "$OUT/logs/$name.txt" 2>&1
-      echo "$name exit $?"
+for rep in $(seq 1 "$REPEATS"); do
+  for chain in ${CHAINS//,/ }; do
+    for size in ${SIZES//,/ }; do
+      for policy in ${POLICIES//,/ }; do
+        name="$chain-$size-$policy"; run="$name.r$rep"
+        [ -s "$OUT/reports/$run.json" ] && continue
+        timeout $((SECS + 60)) "$BIN/gpunfv" run "$OUT/configs/$name.yaml" --backend gpu \
+          --duration "$SECS" --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
+        echo "$run exit $?"
+      done
     done
   done
 done

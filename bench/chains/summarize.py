@@ -27,28 +27,61 @@ def steady_mpps(log: Path):
     return statistics.median(late) if late else None
 
 
+RUN_NAME = re.compile(r"^(?P<chain>[^-]+)-(?P<size>\d+)-(?P<policy>.+?)(?:\.r(?P<rep>\d+))?$")
+
+
+def load_one(f: Path, logs):
+    j = json.loads(f.read_text())
+    t = j["elapsed_s"] or 1e-9
+    rx = j["totals"]["rx_packets"]
+    rxb = sum(p["rx_bytes"] for p in j["ports"].values())
+    run = {"mpps": rx / t / 1e6, "gbps": rxb * 8 / t / 1e9,
+           "tx_mpps": j["totals"]["tx_packets"] / t / 1e6,
+           "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
+           "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
+           "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t,
+           "steady": steady_mpps(Path(logs) / f"{f.stem}.txt") if logs else None}
+    # The row's rate: the steady rate where the progress lines give one, else the whole run's.
+    run["rate"] = run["steady"] or run["mpps"]
+    run["rate_gbps"] = run["rate"] * (rxb * 8 / rx / 1e3 if rx else 0)
+    return run
+
+
+def aggregate(repeats):
+    """One cell from its repeated runs: the run with the median rate stands for the cell (its
+    latency, scheduler line and stages); rates are the median with the repeats' min and max."""
+    ordered = sorted(repeats, key=lambda r: r["rate"])
+    cell = dict(ordered[(len(ordered) - 1) // 2])
+    rates = [r["rate"] for r in ordered]
+    gbps = sorted(r["rate_gbps"] for r in ordered)
+    cell.update(mpps=statistics.median(rates), mpps_min=rates[0], mpps_max=rates[-1],
+                gbps=statistics.median(gbps), gbps_min=gbps[0], gbps_max=gbps[-1],
+                repeats=len(ordered), ok=all(r["ok"] for r in ordered))
+    return cell
+
+
 def load(d, logs=None):
-    runs = {}
+    """{(chain, size, policy): cell} from the reports in d; files named CHAIN-SIZE-POLICY.rN.json
+    are repeats of one cell (a policy may hold a dash: fused-graph)."""
+    repeats = {}
     for f in sorted(Path(d).glob("*.json")):
-        chain, size, policy = f.stem.split("-", 2)  # policies may hold a dash (fused-graph)
-        j = json.loads(f.read_text())
-        t = j["elapsed_s"] or 1e-9
-        rx = j["totals"]["rx_packets"]
-        rxb = sum(p["rx_bytes"] for p in j["ports"].values())
-        tx = j["totals"]["tx_packets"]
-        runs[(chain, int(size), policy)] = {
-            "mpps": rx / t / 1e6, "gbps": rxb * 8 / t / 1e9, "tx_mpps": tx / t / 1e6,
-            "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
-            "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
-            "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t,
-            "steady": steady_mpps(Path(logs) / f"{f.stem}.txt") if logs else None}
-    return runs
+        m = RUN_NAME.match(f.stem)
+        if not m:
+            continue
+        key = (m["chain"], int(m["size"]), m["policy"])
+        repeats.setdefault(key, []).append(load_one(f, logs))
+    return {k: aggregate(v) for k, v in repeats.items()}
 
 
-def cell_rate(r):
+def cell_rate(r, size):
+    """Mpps at small frames, Gbit/s at large ones: median [min-max] over the repeats."""
     if not r:
         return "-"
-    return f"{r['mpps']:.1f} / {r['gbps']:.1f}" + ("" if r["ok"] else " (acct!)")
+    unit = "gbps" if size >= 512 else "mpps"
+    text = f"{r[unit]:.1f}"
+    if r["repeats"] > 1:
+        text += f" [{r[unit + '_min']:.1f}-{r[unit + '_max']:.1f}]"
+    return text + ("" if r["ok"] else " (acct!)")
 
 
 def cell_latency(r):
@@ -63,16 +96,18 @@ def main():
     policies = [p for p in ("temporal", "fair", "unco", "fused", "fused-graph", "gnetsteps", "gnet") if any(k[2] == p for k in runs)]
     chains = sorted({k[0] for k in runs})
     sizes = sorted({k[1] for k in runs})
-    print("Input rate taken by the chain (Mpps / Gbit/s), per policy; gnet's ratio to the others")
-    head = f"{'chain':<6}{'size':>6}" + "".join(f"{p:>20}" for p in policies)
+    repeats = sorted({r["repeats"] for r in runs.values()})
+    print("Input rate taken by the chain, per policy: Mpps at 64-511 B, Gbit/s from 512 B; each "
+          "run's steady rate (the median per-second rate over its second half), median [min-max] "
+          f"over {'/'.join(map(str, repeats))} runs; gnet's ratio to the others' medians")
+    head = f"{'chain':<6}{'size':>6}" + "".join(f"{p:>22}" for p in policies)
     head += "".join(f"{'gnet/' + p:>14}" for p in policies if p != "gnet")
     print(head)
     for c in chains:
         for s in sizes:
             row = f"{c:<6}{s:>6}"
             for p in policies:
-                r = runs.get((c, s, p))
-                row += f"{cell_rate(r):>20}"
+                row += f"{cell_rate(runs.get((c, s, p)), s):>22}"
             g = runs.get((c, s, "gnet"))
             for p in policies:
                 if p == "gnet":
@@ -80,16 +115,6 @@ def main():
                 r = runs.get((c, s, p))
                 row += f"{(g['mpps'] / r['mpps']) if g and r and r['mpps'] else float('nan'):>14.2f}"
             print(row)
-    if any(r["steady"] for r in runs.values()):
-        print("\nSteady input rate (Mpps, median per second over the second half); gnet / unco")
-        print(f"{'chain':<6}{'size':>6}" + "".join(f"{p:>12}" for p in policies) + f"{'gnet/unco':>12}")
-        for c in chains:
-            for s in sizes:
-                cells = {p: runs.get((c, s, p), {}).get("steady") for p in policies}
-                row = f"{c:<6}{s:>6}" + "".join(f"{cells[p]:>12.1f}" if cells[p] else f"{'-':>12}" for p in policies)
-                g, u = cells.get("gnet"), cells.get("unco")
-                row += f"{g / u:>12.3f}" if g and u else f"{'-':>12}"
-                print(row)
     print("\nLatency rx->tx (us): p50 / p99 per policy")
     for c in chains:
         for s in sizes:

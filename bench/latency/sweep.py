@@ -4,12 +4,13 @@
 live (frames arrive on their own schedule whether the chain keeps up or not; what it cannot
 take is counted as ingress_backpressure). Per row: offered and delivered rate, loss, the
 chain's rx-to-tx p50/p99/p999 (batching wait included) and whether p99 kept the chain's
-latency bound. Writes results.json, table.md and latency-vs-load.png (where matplotlib is
-installed) into OUT.
+latency bound. With --repeats R every row is run R times and reported as the median run (by
+p99) with the repeats' min and max of each figure. Writes results.json, table.md and
+latency-vs-load.png (where matplotlib is installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
            [--policies unco,fused,fused-graph,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
-           [--seconds 2]
+           [--seconds 2] [--repeats 1]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
            [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
 `fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
@@ -83,6 +84,36 @@ def row_of(report, offered_pps):
             "accounting_ok": report["accounting_ok"], **gpu_issue_of(report)}
 
 
+SPREAD = ("delivered_mpps", "loss_pct", "p50_us", "p99_us", "p999_us")
+
+
+def median_row(rows):
+    """One row from a cell's repeats: the run with the median p99 stands for the cell; each
+    figure in SPREAD also gets its min and max over the repeats, and bound_held_runs counts the
+    repeats whose p99 kept the bound."""
+    ordered = sorted(rows, key=lambda r: r["p99_us"])
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    row["repeats"] = len(rows)
+    row["bound_held_runs"] = sum(bool(r["bound_held"]) for r in rows)
+    row["accounting_ok"] = all(r["accounting_ok"] for r in rows)
+    for key in SPREAD:
+        values = [r[key] for r in rows]
+        row[key + "_min"], row[key + "_max"] = min(values), max(values)
+    return row
+
+
+def run_repeated(args, config_path, name, offered_pps):
+    """The cell's repeats, reports NAME.rN.json (NAME.json when it runs once); None if none ran."""
+    rows = []
+    for rep in range(1, args.repeats + 1):
+        report_name = f"{name}.r{rep}.json" if args.repeats > 1 else f"{name}.json"
+        rep_json = run_one(args.bin, config_path, args.out / "reports" / report_name, args.backend,
+                           args.seconds)
+        if rep_json:
+            rows.append(row_of(rep_json, offered_pps))
+    return median_row(rows) if rows else None
+
+
 def gpu_issue_of(report):
     """GPU backend: the chain's mean batch time waiting for the stage and on the GPU, and how
     the fused pipeline's CUDA graphs carried its batches (fused-graph): what to compare fused
@@ -126,13 +157,12 @@ def sweep(args, out):
         else:
             cap_yaml = out / "configs" / f"{chain}-capacity.yaml"
             cap_yaml.write_text(chain_config(chain, "unco", args, 0, False, ""))
-            cap = run_one(args.bin, cap_yaml, out / "reports" / f"{chain}-capacity.json",
-                          args.backend, args.seconds)
+            cap = run_repeated(args, cap_yaml, f"{chain}-capacity", 0)
             if not cap:
                 continue
-            capacity = cap["totals"]["tx_packets"] / (cap["elapsed_s"] or 1e-9)
+            capacity = cap["delivered_mpps"] * 1e6  # the median run's
             print(f"== {chain}: capacity {capacity / 1e6:.2f} Mpps under unco", flush=True)
-            rows.append({"chain": chain, "policy": "unco", "load_pct": None, **row_of(cap, 0)})
+            rows.append({"chain": chain, "policy": "unco", "load_pct": None, **cap})
         for policy in args.policies:
             for load in args.loads:
                 rate = capacity * load / 100
@@ -140,11 +170,10 @@ def sweep(args, out):
                 yaml_path = out / "configs" / f"{name}.yaml"
                 yaml_path.write_text(chain_config(chain, policy, args, rate, True,
                                                   model if policy == "gnet" else ""))
-                rep = run_one(args.bin, yaml_path, out / "reports" / f"{name}.json", args.backend,
-                              args.seconds)
-                if not rep:
+                cell = run_repeated(args, yaml_path, name, rate)
+                if not cell:
                     continue
-                r = {"chain": chain, "policy": policy, "load_pct": load, **row_of(rep, rate)}
+                r = {"chain": chain, "policy": policy, "load_pct": load, **cell}
                 rows.append(r)
                 save(out, rows)
                 print(f"  {name:<20} offered {r['offered_mpps']:8.2f} delivered {r['delivered_mpps']:8.2f} Mpps "
@@ -154,15 +183,31 @@ def sweep(args, out):
     return rows
 
 
+def spread(r, key, fmt):
+    """`median` or, for repeated rows, `median [min-max]`."""
+    text = format(r[key], fmt)
+    if r.get("repeats", 1) > 1:
+        text += f" [{format(r[key + '_min'], fmt)}-{format(r[key + '_max'], fmt)}]"
+    return text
+
+
 def table(rows):
-    lines = ["| chain | policy | load | offered Mpps | delivered Mpps | loss % | p50 us | p99 us | "
-             "p999 us | bound us | p99 held |", "|" + "---|" * 11]
+    repeats = max((r.get("repeats", 1) for r in rows), default=1)
+    lines = []
+    if repeats > 1:
+        lines += [f"Each row: the median run of {repeats} (by p99), [min-max] over the runs; "
+                  "held: runs whose p99 kept the bound.", ""]
+    lines += ["| chain | policy | load | offered Mpps | delivered Mpps | loss % | p50 us | p99 us | "
+              "p999 us | bound us | p99 held |", "|" + "---|" * 11]
     for r in rows:
         load = "capacity" if r["load_pct"] is None else f"{r['load_pct']}%"
+        held = "yes" if r["bound_held"] else "no"
+        if r.get("repeats", 1) > 1:
+            held = f"{r['bound_held_runs']}/{r['repeats']}"
         lines.append(f"| {r['chain']} | {r['policy']} | {load} | {r['offered_mpps']:.2f} | "
-                     f"{r['delivered_mpps']:.2f} | {r['loss_pct']:.2f} | {r['p50_us']:.1f} | "
-                     f"{r['p99_us']:.1f} | {r['p999_us']:.1f} | {r['bound_us']:g} | "
-                     f"{'yes' if r['bound_held'] else 'no'} |")
+                     f"{spread(r, 'delivered_mpps', '.2f')} | {spread(r, 'loss_pct', '.2f')} | "
+                     f"{spread(r, 'p50_us', '.1f')} | {spread(r, 'p99_us', '.1f')} | "
+                     f"{spread(r, 'p999_us', '.1f')} | {r['bound_us']:g} | {held} |")
     return "\n".join(lines) + "\n"
 
 
@@ -178,10 +223,14 @@ def plot(rows, path):
     fig, axes = plt.subplots(1, len(chains), figsize=(6 * len(chains), 4.5), squeeze=False)
     for ax, chain in zip(axes[0], chains):
         for policy in sorted({r["policy"] for r in rows if r["chain"] == chain}):
-            pts = sorted((r["load_pct"], r["p99_us"], r["p50_us"]) for r in rows
+            pts = sorted((r["load_pct"], r["p99_us"], r["p50_us"], r.get("p99_us_min", r["p99_us"]),
+                          r.get("p99_us_max", r["p99_us"])) for r in rows
                          if r["chain"] == chain and r["policy"] == policy and r["load_pct"] is not None)
             if pts:
-                line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{policy} p99")
+                # whiskers: the repeats' min and max p99 around the median run's
+                line = ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                                   yerr=[[p[1] - p[3] for p in pts], [p[4] - p[1] for p in pts]],
+                                   marker="o", capsize=3, label=f"{policy} p99").lines[0]
                 ax.plot([p[0] for p in pts], [p[2] for p in pts], marker=".", linestyle=":",
                         color=line.get_color(), label=f"{policy} p50")
         bounds = {r["bound_us"] for r in rows if r["chain"] == chain}
@@ -205,6 +254,7 @@ def main():
     ap.add_argument("--policies", default="unco,fair,temporal,gnet")
     ap.add_argument("--loads", default="10,30,50,70,90,100")
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each row (median, min, max)")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--queues", type=int, default=8)
     ap.add_argument("--batch", type=int, default=8192)

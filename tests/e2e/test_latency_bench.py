@@ -71,3 +71,27 @@ def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
     for report in (out / "reports").glob("*.json"):
         check_accounting(json.loads(report.read_text()))
     assert (out / "table.md").read_text().count("| unco | 50% |") == 2
+
+
+def test_repeated_rows_report_the_median_run_with_min_and_max(gpunfv, tmp_path):
+    """--repeats 2: each row is run twice (reports NAME.r1.json, NAME.r2.json) and stands as its
+    median run, with every figure's spread over the runs and how many kept the bound."""
+    out = tmp_path / "sweep"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "latency" / "sweep.py"), str(gpunfv.parent), str(out),
+         "--backend", "cpu", "--chains", "router", "--policies", "unco", "--loads", "50",
+         "--seconds", "0.3", "--queues", "1", "--batch", "256", "--bound-us", "router=2000",
+         "--repeats", "2"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["repeats"] == 2 and 0 <= r["bound_held_runs"] <= 2
+        for key in ("delivered_mpps", "p50_us", "p99_us", "p999_us"):
+            assert r[key + "_min"] <= r[key] <= r[key + "_max"]
+    names = sorted(p.name for p in (out / "reports").glob("*.json"))
+    assert names == ["router-capacity.r1.json", "router-capacity.r2.json",
+                     "router-unco-50.r1.json", "router-unco-50.r2.json"]
+    table = (out / "table.md").read_text()
+    assert "median run of 2" in table and "/2 |" in table
