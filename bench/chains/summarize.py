@@ -40,7 +40,8 @@ def load_one(f: Path, logs):
            "dropped": j["totals"]["dropped"], "ok": j["accounting_ok"],
            "lat": j["latency_ns"], "sched": j.get("scheduler", {}).get("line", ""),
            "stages": j["chains"][0]["stages"] if j.get("chains") else [], "secs": t,
-           "steady": steady_mpps(Path(logs) / f"{f.stem}.txt") if logs else None}
+           "steady": steady_mpps(Path(logs) / f"{f.stem}.txt") if logs else None,
+           "kept": [t["kept"] for t in j.get("scheduler", {}).get("trials", [])]}
     # The row's rate: the steady rate where the progress lines give one, else the whole run's.
     run["rate"] = run["steady"] or run["mpps"]
     run["rate_gbps"] = run["rate"] * (rxb * 8 / rx / 1e3 if rx else 0)
@@ -56,7 +57,9 @@ def aggregate(repeats):
     gbps = sorted(r["rate_gbps"] for r in ordered)
     cell.update(mpps=statistics.median(rates), mpps_min=rates[0], mpps_max=rates[-1],
                 gbps=statistics.median(gbps), gbps_min=gbps[0], gbps_max=gbps[-1],
-                repeats=len(ordered), ok=all(r["ok"] for r in ordered))
+                repeats=len(ordered), ok=all(r["ok"] for r in ordered),
+                # gnet: what each run's last trial kept, the model's plan or the whole GPU
+                last_kept=[r["kept"][-1] for r in ordered if r["kept"]])
     return cell
 
 
@@ -123,13 +126,17 @@ def main():
                 r = runs.get((c, s, p))
                 row += f"{cell_latency(r):>20}"
             print(row)
-    print("\nScheduler allocation at the end of each gnet run")
+    print("\nScheduler allocation at the end of the median gnet run (a re-plan as the run stops "
+          "may show there)")
     for c in chains:
         for s in sizes:
             for p in ("gnetsteps", "gnet"):
                 r = runs.get((c, s, p))
                 if r:
-                    print(f"{c} {s}{' (' + p + ')' if p != 'gnet' else ''}: {r['sched']}")
+                    kept = r["last_kept"]
+                    trials = (f"; last trial kept the whole GPU in {kept.count('whole_gpu')} of "
+                              f"{len(kept)} runs") if kept else ""
+                    print(f"{c} {s}{' (' + p + ')' if p != 'gnet' else ''}: {r['sched']}{trials}")
     print("\nGPU busy per stage (% of the run: upload, each NF, download) and the stage whose queue")
     print("held the most packets: where the chain waits")
     for (c, s, p), r in sorted(runs.items()):

@@ -21,6 +21,10 @@ int partition_floor(const SmInfo& info, int sms) {
   return info.min_sms + (sms - info.min_sms) / info.align_sms * info.align_sms;
 }
 
+// After a trial's last switch: the lanes settle (PlanTrial's 200 ms) and the scheduler's next
+// 100 ms sample measures them.
+constexpr uint64_t kTrialRebaselineNs = 300'000'000ull;
+
 }  // namespace
 
 GpuSharing::GpuSharing(const RuntimeConfig& rc)
@@ -179,6 +183,12 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
     step_trial(node_pps, now);
     return;
   }
+  if (rebaseline_at_ns_) {
+    if (now < rebaseline_at_ns_) return;
+    replan_.planned(node_pps, now);
+    rebaseline_at_ns_ = 0;
+    return;
+  }
   if (!replan_.due(node_pps, now)) return;
   if (!plan_gnet(node_pps, frame_bytes, full_share)) return;
   replan_.planned(node_pps, now);
@@ -205,15 +215,20 @@ void GpuSharing::step_trial(const std::vector<std::vector<double>>& node_pps, ui
   }
   if (switch_now && trial_.next_arm() == PlanTrial::Arm::whole_gpu) {
     for (auto& c : sms) std::fill(c.begin(), c.end(), 0);
-    apply(sms, "gnet trial: unco's whole-GPU lanes against the model's plan", batches);
+    apply(sms, trial_.active()
+                   ? std::string("gnet trial: unco's whole-GPU lanes against the model's plan")
+                   : fmt::format("gnet trial: the whole GPU carried as much ({:.1f} against the "
+                                 "model's {:.1f} Mpps): kept", trial_.whole_gpu_rate() / 1e6,
+                                 trial_.model_rate() / 1e6),
+          batches);
   } else if (switch_now) {
-    apply(sms, fmt::format("gnet trial: the model's plan carried more ({:.1f} against {:.1f} Mpps "
-                           "on the whole GPU): back to it", trial_.model_rate() / 1e6,
-                           trial_.whole_gpu_rate() / 1e6), batches);
+    apply(sms, "gnet trial: the model's plan again (its two windows cancel drift)", batches);
   }
   if (trial_.active()) return;
-  // The winner's rates are the new baseline, or the switch itself would trigger a re-plan.
+  // The winner's rates are the new baseline, or the switch itself would trigger a re-plan; the
+  // trial ends on the model's lanes, so after a switch they are measured once the lanes settle.
   replan_.planned(node_pps, now);
+  if (switch_now) rebaseline_at_ns_ = now + kTrialRebaselineNs;
   std::lock_guard<std::mutex> lk(m_);
   trials_.push_back({{"model_pps", trial_.model_rate()}, {"whole_gpu_pps", trial_.whole_gpu_rate()},
                      {"kept", trial_.winner() == PlanTrial::Arm::model ? "model" : "whole_gpu"}});

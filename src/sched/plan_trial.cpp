@@ -19,17 +19,24 @@ bool PlanTrial::observe(double rate_pps, uint64_t now_ns) {
   ++samples_;
   if (since < p_.settle_ns + p_.measure_ns) return false;
   const double mean = sum_ / double(samples_);
-  if (phase_ == Phase::model) {
-    rate_[0] = mean;
-    begin_arm(Phase::whole_gpu, now_ns);
-    next_ = Arm::whole_gpu;
-    return true;
+  switch (phase_) {
+    case Phase::model:
+      first_model_ = mean;
+      begin_arm(Phase::whole_gpu, now_ns);
+      next_ = Arm::whole_gpu;
+      return true;
+    case Phase::whole_gpu:
+      rate_[1] = mean;
+      begin_arm(Phase::model_again, now_ns);
+      next_ = Arm::model;
+      return true;
+    default:
+      rate_[0] = (first_model_ + mean) / 2;
+      phase_ = Phase::idle;
+      winner_ = rate_[0] > rate_[1] * (1 + p_.min_gain) ? Arm::model : Arm::whole_gpu;
+      next_ = winner_;
+      return winner_ == Arm::whole_gpu;  // the model's plan is applied already
   }
-  rate_[1] = mean;
-  phase_ = Phase::idle;
-  winner_ = rate_[1] > rate_[0] ? Arm::whole_gpu : Arm::model;
-  next_ = winner_;
-  return winner_ == Arm::model;  // the whole GPU is applied already; back to the model's plan
 }
 
 }  // namespace gpunfv

@@ -4,6 +4,12 @@
 // until the next re-plan. Each arm settles (queues drain into the new lanes), then its input
 // rate is averaged over a window.
 //
+// The arms run model, whole GPU, model: the model's rate is the mean of its two windows, so a
+// rate that drifts during the trial (host memory warming, queues still filling after start)
+// does not favour the arm measured first. The model's plan stays only if it carries more than
+// the whole GPU by min_gain: on a tie, partitions only cost rebuilds and flexibility, and on an
+// H200 at saturation one window's rate varies by about 5% between runs of the same lanes.
+//
 // Pure logic over rates and a caller's clock, so it is tested with made-up ones.
 #pragma once
 
@@ -16,26 +22,29 @@ class PlanTrial {
   enum class Arm { model, whole_gpu };
   struct Params {
     uint64_t settle_ns = 200'000'000ull;   // after a switch, before measuring
-    uint64_t measure_ns = 500'000'000ull;  // averaged per arm
+    uint64_t measure_ns = 500'000'000ull;  // averaged per window
+    double min_gain = 0.05;                // the model's plan must carry this much more
   };
 
   PlanTrial() = default;
   explicit PlanTrial(Params p) : p_(p) {}
 
-  // The model's plan was just applied to a saturated chain: measure it, then the whole GPU.
+  // The model's plan was just applied to a saturated chain: measure it, the whole GPU, and it
+  // again.
   void start(uint64_t now_ns);
   bool active() const { return phase_ != Phase::idle; }
   // A rate measured at now_ns (the chains' input, packets/s). Returns true when the caller must
-  // switch lanes now: to next_arm().
+  // switch lanes now: to next_arm(). A switch while active() is part of the trial; one that
+  // ends it applies the winner.
   bool observe(double rate_pps, uint64_t now_ns);
   Arm next_arm() const { return next_; }
-  // After a trial: which arm won, and the two rates measured.
+  // After a trial: which arm won, and the two rates measured (the model's: its windows' mean).
   Arm winner() const { return winner_; }
   double model_rate() const { return rate_[0]; }
   double whole_gpu_rate() const { return rate_[1]; }
 
  private:
-  enum class Phase { idle, model, whole_gpu };
+  enum class Phase { idle, model, whole_gpu, model_again };
   void begin_arm(Phase ph, uint64_t now_ns);
 
   Params p_;
@@ -43,6 +52,7 @@ class PlanTrial {
   uint64_t arm_start_ns_ = 0;
   double sum_ = 0;
   uint64_t samples_ = 0;
+  double first_model_ = 0;
   double rate_[2] = {0, 0};
   Arm next_ = Arm::model, winner_ = Arm::model;
 };

@@ -16,31 +16,54 @@ uint64_t feed(PlanTrial& t, double rate, uint64_t from, uint64_t until) {
   return 0;
 }
 
-TEST(PlanTrial, KeepsTheWholeGpuWhenItCarriesMore) {
-  PlanTrial t;
+// Runs a whole trial: the model's plan at `model`, the whole GPU at `whole`, the model again at
+// `model_again`. Returns whether the last window asked for a switch (to the whole GPU).
+bool run_trial(PlanTrial& t, double model, double whole, double model_again) {
   t.start(0);
-  EXPECT_TRUE(t.active());
-  const uint64_t first = feed(t, 70e6, 100 * kMs, 5000 * kMs);
-  ASSERT_GT(first, 0u);
+  const uint64_t first = feed(t, model, 100 * kMs, 5000 * kMs);
   EXPECT_GE(first, 700 * kMs);  // settled 200 ms, then measured 500 ms
   EXPECT_EQ(t.next_arm(), PlanTrial::Arm::whole_gpu);
-  EXPECT_EQ(feed(t, 76e6, first + 100 * kMs, 5000 * kMs), 0u);  // no switch back
+  const uint64_t second = feed(t, whole, first + 100 * kMs, first + 5000 * kMs);
+  EXPECT_GE(second, first + 700 * kMs);
+  EXPECT_EQ(t.next_arm(), PlanTrial::Arm::model);
+  EXPECT_TRUE(t.active());
+  const uint64_t third = feed(t, model_again, second + 100 * kMs, second + 1000 * kMs);
   EXPECT_FALSE(t.active());
+  return third != 0;
+}
+
+TEST(PlanTrial, KeepsTheWholeGpuWhenItCarriesMore) {
+  PlanTrial t;
+  EXPECT_TRUE(run_trial(t, 70e6, 76e6, 70e6));  // ends on the model's plan: switch back
+  EXPECT_EQ(t.next_arm(), PlanTrial::Arm::whole_gpu);
   EXPECT_EQ(t.winner(), PlanTrial::Arm::whole_gpu);
   EXPECT_DOUBLE_EQ(t.model_rate(), 70e6);
   EXPECT_DOUBLE_EQ(t.whole_gpu_rate(), 76e6);
 }
 
-TEST(PlanTrial, GoesBackToTheModelsPlanWhenItCarriedMore) {
+TEST(PlanTrial, KeepsTheModelsPlanWhenItCarriesClearlyMore) {
   PlanTrial t;
-  t.start(0);
-  const uint64_t first = feed(t, 80e6, 100 * kMs, 5000 * kMs);
-  ASSERT_GT(first, 0u);
-  const uint64_t second = feed(t, 60e6, first + 100 * kMs, 5000 * kMs);
-  ASSERT_GT(second, first);
-  EXPECT_EQ(t.next_arm(), PlanTrial::Arm::model);
+  EXPECT_FALSE(run_trial(t, 80e6, 60e6, 80e6));  // already on the model's plan: no switch
   EXPECT_EQ(t.winner(), PlanTrial::Arm::model);
-  EXPECT_FALSE(t.active());
+  EXPECT_EQ(t.next_arm(), PlanTrial::Arm::model);
+}
+
+TEST(PlanTrial, ATieGoesToTheWholeGpu) {
+  PlanTrial t;  // 3% more is inside the 5% the model must clear
+  EXPECT_TRUE(run_trial(t, 24.72e6, 24.0e6, 24.72e6));
+  EXPECT_EQ(t.winner(), PlanTrial::Arm::whole_gpu);
+  PlanTrial wider({200 * kMs, 500 * kMs, 0.0});  // no gain asked: the higher rate wins
+  EXPECT_FALSE(run_trial(wider, 24.72e6, 24.0e6, 24.72e6));
+  EXPECT_EQ(wider.winner(), PlanTrial::Arm::model);
+}
+
+TEST(PlanTrial, FallingRatesDoNotFavourTheArmMeasuredFirst) {
+  // The input falls by 2 Mpps a window whatever the lanes: measured once, the model's plan
+  // would lead by 8%; its two windows average to the whole GPU's rate, a tie.
+  PlanTrial t;
+  EXPECT_TRUE(run_trial(t, 26e6, 24e6, 22e6));
+  EXPECT_DOUBLE_EQ(t.model_rate(), 24e6);
+  EXPECT_EQ(t.winner(), PlanTrial::Arm::whole_gpu);
 }
 
 TEST(PlanTrial, RatesWhileSettlingDoNotCount) {
@@ -52,7 +75,12 @@ TEST(PlanTrial, RatesWhileSettlingDoNotCount) {
   EXPECT_FALSE(t.observe(50e6, 300 * kMs));
   EXPECT_FALSE(t.observe(50e6, 400 * kMs));
   EXPECT_TRUE(t.observe(50e6, 500 * kMs));
-  EXPECT_DOUBLE_EQ(t.model_rate(), 50e6);
+  // The same on the whole GPU's window.
+  EXPECT_FALSE(t.observe(500e6, 600 * kMs));
+  EXPECT_FALSE(t.observe(40e6, 700 * kMs));
+  EXPECT_FALSE(t.observe(40e6, 900 * kMs));
+  EXPECT_TRUE(t.observe(40e6, 1000 * kMs));
+  EXPECT_DOUBLE_EQ(t.whole_gpu_rate(), 40e6);
 }
 
 TEST(PlanTrial, IdleTrialIgnoresRates) {
