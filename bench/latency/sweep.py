@@ -96,7 +96,7 @@ def median_row(rows):
     row["repeats"] = len(rows)
     row["bound_held_runs"] = sum(bool(r["bound_held"]) for r in rows)
     row["accounting_ok"] = all(r["accounting_ok"] for r in rows)
-    for key in SPREAD:
+    for key in (k for k in SPREAD if k in row):
         values = [r[key] for r in rows]
         row[key + "_min"], row[key + "_max"] = min(values), max(values)
     return row

@@ -73,6 +73,25 @@ def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
     assert (out / "table.md").read_text().count("| unco | 50% |") == 2
 
 
+def test_two_chains_repeated_rows_give_each_chain_its_median_run(gpunfv, tmp_path):
+    out = tmp_path / "two"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "latency" / "two_chains.py"), str(gpunfv.parent), str(out),
+         "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
+         "--light-mpps", "0.01", "--seconds", "0.3", "--batch", "256", "--repeats", "2",
+         "--bound-us", "heavy=3000,light=1500"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert [r["chain"] for r in rows] == ["sd", "light"]
+    for r in rows:
+        assert r["repeats"] == 2 and 0 <= r["bound_held_runs"] <= 2 and r["accounting_ok"]
+        assert r["p99_us_min"] <= r["p99_us"] <= r["p99_us_max"]
+    assert sorted(p.name for p in (out / "reports").glob("*.json")) == ["two-unco-50.r1.json",
+                                                                        "two-unco-50.r2.json"]
+    assert "median run of 2" in (out / "table.md").read_text()
+
+
 def test_repeated_rows_report_the_median_run_with_min_and_max(gpunfv, tmp_path):
     """--repeats 2: each row is run twice (reports NAME.r1.json, NAME.r2.json) and stands as its
     median run, with every figure's spread over the runs and how many kept the bound."""
