@@ -126,7 +126,7 @@ def latency_cdfs(report_paths, path, title):
 
 
 def forward_throughput(data, path):
-    """forward_bench: Mpps against frame size per forwarder."""
+    """forward_bench: Mpps against frame size per forwarder, the median round with min-max."""
     plt = _pyplot()
     rows = data.get("rows") or []
     if plt is None or not rows:
@@ -135,11 +135,17 @@ def forward_throughput(data, path):
     for r in rows:
         if r.get("descriptor_batch") not in (None, 32):
             continue  # the descriptor-batch sweep is a latency study, not a throughput row
-        series.setdefault(r["forwarder"], []).append((r["bytes"], r["mpps"]))
+        rounds = sorted(r.get("round_mpps") or [r["mpps"]])
+        median = rounds[(len(rounds) - 1) // 2] if len(rounds) % 2 else \
+            (rounds[len(rounds) // 2 - 1] + rounds[len(rounds) // 2]) / 2
+        series.setdefault(r["forwarder"], []).append((r["bytes"], median, rounds[0], rounds[-1]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, pts in series.items():
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        # the median round, whiskers at the rounds' min and max
+        ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                    yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                    marker="o", capsize=3, label=name)
     ax.set_xscale("log")
     ax.set_xlabel("frame size, B")
     ax.set_ylabel("Mpps (both directions)")
