@@ -21,7 +21,8 @@ foreach(src ${GPUNFV_FUZZ_SOURCES})
   else()
     continue()
   endif()
-  target_link_libraries(${target} PRIVATE gpunfv_lib)
+  # whole archive: NFs register themselves from object files nothing else references
+  target_link_libraries(${target} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,gpunfv_lib>")
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   if(name STREQUAL "fuzz_control")  # the control commands are the CLI's, not gpunfv_lib's
     target_sources(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/control_commands.cpp)

@@ -21,6 +21,6 @@ RuntimeConfig load_runtime_config(const std::string& path);
 std::unique_ptr<Port> sized_generator(const RuntimeConfig& rc, uint32_t size);
 
 // The NF types this build knows, for error messages and --help.
-const char* known_nf_types();
+std::string known_nf_types();
 
 }  // namespace gpunfv

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nf/collect_scan.h"
+#include "nf/nf_registry.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
@@ -233,5 +234,7 @@ std::string Firewall::describe() const {
          std::to_string(classifier_.vector_bytes()) + " B, tables " +
          std::to_string((classifier_.table_bytes() + 1023) / 1024) + " KiB";
 }
+
+GPUNFV_REGISTER_NF("firewall", Firewall);
 
 }  // namespace gpunfv

@@ -8,6 +8,7 @@
 
 #include "nf/collect_scan.h"
 #include "nf/ipsec/esp_order.h"
+#include "nf/nf_registry.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
@@ -331,5 +332,7 @@ std::string IpsecGateway::describe() const {
          " ESP tunnel, AES-128-CTR + HMAC-SHA1-96, " + std::to_string(n) + " SA" +
          (n == 1 ? "" : "s") + (bypass_ ? ", bypass on" : "");
 }
+
+GPUNFV_REGISTER_NF("ipsec", IpsecGateway);
 
 }  // namespace gpunfv

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "nf/collect_scan.h"
+#include "nf/nf_registry.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
@@ -467,5 +468,7 @@ std::string Nids::describe() const {
       }
   return s;
 }
+
+GPUNFV_REGISTER_NF("nids", Nids);
 
 }  // namespace gpunfv

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nf/nf_registry.h"
 #include "nf/router/route_file.h"
 #include "nf/run_per_packet.h"
 
@@ -225,5 +226,7 @@ std::string Router::describe() const {
          std::to_string(table().tbl8_groups_used()) + " tbl8 groups), " +
          std::to_string(ports) + " next-hop port" + (ports == 1 ? "" : "s");
 }
+
+GPUNFV_REGISTER_NF("router", Router);
 
 }  // namespace gpunfv
