@@ -7,7 +7,7 @@
 //   gnet      G-NET's model-based allocation (sched/allocator.h) from the profiled model
 //             (settings.model), re-planned when an NF's input rate moves by more than 10%;
 //             when a chain is saturated, each new plan is measured against unco's whole-GPU
-//             lanes and the one that carried more stays (sched/plan_trial.h).
+//             lanes and stays only if it carried clearly more (sched/plan_trial.h).
 // Lanes are handed out as shared pointers: a stage keeps its old lane until its work in
 // flight is done, so a re-plan never reorders packets inside a stage.
 //
