@@ -107,13 +107,25 @@ nlohmann::json report_of(const NetworkFunction& nf) {
 
 // Counts taken elsewhere (the device's, at the end of a GPU run) add to what the shards counted.
 TEST(Collect, ShardCountersAddCountsFromElsewhere) {
-  ShardCounters c(2, 4, 3);
+  ShardCounters c(2, 3);
   c.shard(1)[1 * 3 + 2] = 5;  // shard 1, lane 1, slot 2
   c.add({7, 0, 1});
   c.add({1, 2});
   EXPECT_EQ(c.total(0), 8u);
   EXPECT_EQ(c.total(1), 2u);
   EXPECT_EQ(c.total(2), 6u);
+}
+
+// count_packets: each packet's count lands in its slot, in the lane of its index.
+TEST(Collect, ShardCountersCountPacketsByLane) {
+  ShardCounters c(2, 3);
+  c.count_packets(1, 2, 11, [](uint32_t i) { return PacketCount{i % 3, i % 2 ? 1u : 0u}; });
+  // Odd packets 3..9 count once each: 3 and 9 in slot 0, 7 in slot 1, 5 in slot 2.
+  EXPECT_EQ(c.total(0), 2u);
+  EXPECT_EQ(c.total(1), 1u);
+  EXPECT_EQ(c.total(2), 1u);
+  EXPECT_EQ(c.shard(1)[(9 % ShardCounters::kLanes) * 3 + 0], 1u);  // packet 9: lane 1
+  EXPECT_EQ(c.shard(0)[0], 0u);                                      // shard 0 untouched
 }
 
 TEST(Collect, EveryNfCountsAsItsPerPacketReference) {

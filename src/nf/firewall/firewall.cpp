@@ -54,7 +54,7 @@ Firewall::Firewall(std::string name, std::vector<ClassBenchRule> rules, Firewall
       no_match_action_(no_match_action),
       max_rules_(std::max(max_rules, tables_.pin()->rules.size())),
       config_file_(std::move(rules_file)),
-      counts_(kCollectShards, kCounterLanes, kFirstRuleSlot + max_rules_) {}
+      counts_(kCollectShards, kFirstRuleSlot + max_rules_) {}
 
 uint64_t Firewall::replace_rules(const std::string& file, const ReadLimit& limit, std::string what) {
   std::vector<ClassBenchRule> rules = read_classbench_file(file, limit, max_rules_);
@@ -118,16 +118,13 @@ void Firewall::collect_range(const BatchView& b, uint8_t position, const Collect
                              uint32_t begin, uint32_t end, uint32_t shard) {
   const CollectScan scan(b, result_offset(), kFirewallResultBytes);
   if (begin > end || end > scan.count()) iso_violation(end, scan.count());
-  // Branch-free, one counter per result word (rules, then no match, then not IPv4) in one of
-  // kCounterLanes lanes by packet index (nf/shard_counters.h: why lanes).
-  const size_t lane_size = counts_.slots();
-  const uint32_t rules = uint32_t(lane_size - kFirstRuleSlot);
-  uint64_t* counts = counts_.shard(shard);
-  for (uint32_t i = begin; i < end; ++i) {
+  // One counter per result word: rules, then no match, then not IPv4.
+  const uint32_t rules = uint32_t(counts_.slots() - kFirstRuleSlot);
+  counts_.count_packets(shard, begin, end, [&](uint32_t i) {
     const uint32_t rule = scan.word(i, 0);
     const uint32_t slot = rule < rules ? kFirstRuleSlot + rule : rule == kNoRule ? kNoMatchSlot : kNotIpv4Slot;
-    counts[(i % kCounterLanes) * lane_size + slot] += scan.reached(i, position);
-  }
+    return PacketCount{slot, scan.reached(i, position)};
+  });
 }
 
 bool Firewall::count_on_device() {

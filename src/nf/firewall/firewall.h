@@ -124,7 +124,6 @@ class Firewall final : public NetworkFunction {
   static constexpr uint32_t kNoMatchSlot = 0, kNotIpv4Slot = 1, kFirstRuleSlot = 2;
 
  private:
-  static constexpr uint32_t kCounterLanes = 4;
   uint64_t counted(size_t slot) const { return counts_.total(slot); }
   const FirewallTables& current() const { return *tables_.pin().tables; }
   FirewallView view_of(const FirewallTables& t) const;

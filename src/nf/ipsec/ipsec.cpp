@@ -69,7 +69,7 @@ IpsecGateway::IpsecGateway(std::string name, IpsecDirection direction,
       next_slot_(uint32_t(sas.size())),
       host_state_(max_sas_),
       order_("ipsec " + this->name()),
-      sa_packets_(kCollectShards, kCounterLanes, size_t(max_sas_) + 1) {
+      sa_packets_(kCollectShards, size_t(max_sas_) + 1) {
   std::set<uint32_t> spis;
   for (const auto& sa : sas) {
     if (!spis.insert(sa.spi).second)
@@ -270,13 +270,11 @@ void IpsecGateway::collect_range(const BatchView& b, uint8_t position, const Col
   // Branch-free: packets this NF passed on count for their SA's slot (their records are this
   // batch's); the others, and bypassed ones (kNoSa), count in the sink slot.
   const uint32_t sas = max_sas_;
-  const size_t lane_size = sa_packets_.slots();
-  uint64_t* counts = sa_packets_.shard(shard);
-  for (uint32_t i = begin; i < end; ++i) {
+  sa_packets_.count_packets(shard, begin, end, [&](uint32_t i) {
     const bool passed = scan.reached(i, position) & !scan.dropped_at(i, position);
     const uint32_t sa = scan.word(i, 0);
-    ++counts[(i % kCounterLanes) * lane_size + (passed && sa < sas ? sa : sas)];
-  }
+    return PacketCount{passed && sa < sas ? sa : sas, 1};
+  });
 }
 
 void IpsecGateway::collect_per_packet(const BatchView& b, uint8_t position) {

@@ -181,7 +181,6 @@ class IpsecGateway final : public NetworkFunction {
   Backend backend_ = Backend::cpu;
   mutable std::vector<esp::SaState> host_state_;  // max_sas_ slots
   mutable esp::IngressOrder order_;   // CPU backend: ordered steps in ingress order
-  static constexpr uint32_t kCounterLanes = 4;
   // Per slot: packets this NF passed, from collect(), then a sink slot for the others.
   ShardCounters sa_packets_;
   bool device_counting_ = false;  // count_on_device() taken
