@@ -21,10 +21,6 @@ int partition_floor(const SmInfo& info, int sms) {
   return info.min_sms + (sms - info.min_sms) / info.align_sms * info.align_sms;
 }
 
-// After a trial's last switch: the lanes settle (PlanTrial's 200 ms) and the scheduler's next
-// 100 ms sample measures them.
-constexpr uint64_t kTrialRebaselineNs = 300'000'000ull;
-
 }  // namespace
 
 GpuSharing::GpuSharing(const RuntimeConfig& rc)
@@ -183,11 +179,14 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
     step_trial(node_pps, now);
     return;
   }
-  if (rebaseline_at_ns_) {
-    if (now < rebaseline_at_ns_) return;
-    replan_.planned(node_pps, now);
-    rebaseline_at_ns_ = 0;
-    return;
+  switch (trial_.baseline(now)) {
+    case PlanTrial::Baseline::wait:
+      return;
+    case PlanTrial::Baseline::take:
+      replan_.planned(node_pps, now);
+      return;
+    case PlanTrial::Baseline::none:
+      break;
   }
   if (!replan_.due(node_pps, now)) return;
   if (!plan_gnet(node_pps, frame_bytes, full_share)) return;
@@ -225,10 +224,9 @@ void GpuSharing::step_trial(const std::vector<std::vector<double>>& node_pps, ui
     apply(sms, "gnet trial: the model's plan again (its two windows cancel drift)", batches);
   }
   if (trial_.active()) return;
-  // The winner's rates are the new baseline, or the switch itself would trigger a re-plan; the
-  // trial ends on the model's lanes, so after a switch they are measured once the lanes settle.
+  // The winner's rates are the new baseline, or the switch itself would trigger a re-plan
+  // (after a switch, taken again once the lanes settle: PlanTrial::baseline).
   replan_.planned(node_pps, now);
-  if (switch_now) rebaseline_at_ns_ = now + kTrialRebaselineNs;
   std::lock_guard<std::mutex> lk(m_);
   trials_.push_back({{"model_pps", trial_.model_rate()}, {"whole_gpu_pps", trial_.whole_gpu_rate()},
                      {"kept", trial_.winner() == PlanTrial::Arm::model ? "model" : "whole_gpu"}});

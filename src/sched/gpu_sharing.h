@@ -90,9 +90,6 @@ class GpuSharing {
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
   ReplanTrigger replan_;
   PlanTrial trial_;
-  // After a trial switched lanes: when the kept lanes' own rates become the re-plan
-  // baseline (0: none pending), so the switch itself does not look like a traffic change.
-  uint64_t rebaseline_at_ns_ = 0;
   std::vector<std::vector<int>> model_sms_;  // the plan a trial measures against the whole GPU
   nlohmann::json trials_ = nlohmann::json::array();
   std::string line_;

@@ -2,7 +2,10 @@
 
 namespace gpunfv {
 
-void PlanTrial::start(uint64_t now_ns) { begin_arm(Phase::model, now_ns); }
+void PlanTrial::start(uint64_t now_ns) {
+  rebaseline_at_ns_ = 0;
+  begin_arm(Phase::model, now_ns);
+}
 
 void PlanTrial::begin_arm(Phase ph, uint64_t now_ns) {
   phase_ = ph;
@@ -35,8 +38,17 @@ bool PlanTrial::observe(double rate_pps, uint64_t now_ns) {
       phase_ = Phase::idle;
       winner_ = rate_[0] > rate_[1] * (1 + p_.min_gain) ? Arm::model : Arm::whole_gpu;
       next_ = winner_;
-      return winner_ == Arm::whole_gpu;  // the model's plan is applied already
+      if (winner_ == Arm::model) return false;  // the model's plan is applied already
+      rebaseline_at_ns_ = now_ns + p_.rebaseline_ns;
+      return true;
   }
+}
+
+PlanTrial::Baseline PlanTrial::baseline(uint64_t now_ns) {
+  if (rebaseline_at_ns_ == 0) return Baseline::none;
+  if (now_ns < rebaseline_at_ns_) return Baseline::wait;
+  rebaseline_at_ns_ = 0;
+  return Baseline::take;
 }
 
 }  // namespace gpunfv

@@ -24,6 +24,9 @@ class PlanTrial {
     uint64_t settle_ns = 200'000'000ull;   // after a switch, before measuring
     uint64_t measure_ns = 500'000'000ull;  // averaged per window
     double min_gain = 0.05;                // the model's plan must carry this much more
+    // After the last switch to the whole GPU: its lanes settle, then one rate sample of the
+    // scheduler (100 ms) measures them.
+    uint64_t rebaseline_ns = 300'000'000ull;
   };
 
   PlanTrial() = default;
@@ -43,6 +46,13 @@ class PlanTrial {
   double model_rate() const { return rate_[0]; }
   double whole_gpu_rate() const { return rate_[1]; }
 
+  // The re-plan baseline after a trial. The trial ends on the model's lanes, so when it then
+  // switches to the whole GPU the rates measured at the switch are not the kept lanes': the
+  // caller waits (`wait`: no re-plan), then takes the rates of that moment as its baseline
+  // (`take`, once), so the switch itself does not look like a traffic change. `none` otherwise.
+  enum class Baseline { none, wait, take };
+  Baseline baseline(uint64_t now_ns);
+
  private:
   enum class Phase { idle, model, whole_gpu, model_again };
   void begin_arm(Phase ph, uint64_t now_ns);
@@ -53,6 +63,7 @@ class PlanTrial {
   double sum_ = 0;
   uint64_t samples_ = 0;
   double first_model_ = 0;
+  uint64_t rebaseline_at_ns_ = 0;  // 0: no baseline pending
   double rate_[2] = {0, 0};
   Arm next_ = Arm::model, winner_ = Arm::model;
 };

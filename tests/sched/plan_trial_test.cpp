@@ -66,6 +66,26 @@ TEST(PlanTrial, FallingRatesDoNotFavourTheArmMeasuredFirst) {
   EXPECT_EQ(t.winner(), PlanTrial::Arm::whole_gpu);
 }
 
+TEST(PlanTrial, AfterSwitchingToTheWholeGpuTheBaselineWaitsForItsLanes) {
+  PlanTrial t;
+  EXPECT_EQ(t.baseline(0), PlanTrial::Baseline::none);
+  t.start(0);
+  const uint64_t first = feed(t, 70e6, 100 * kMs, 5000 * kMs);
+  const uint64_t second = feed(t, 76e6, first + 100 * kMs, first + 5000 * kMs);
+  const uint64_t end = feed(t, 70e6, second + 100 * kMs, second + 5000 * kMs);
+  ASSERT_GT(end, second);  // the trial ended by switching to the whole GPU
+  EXPECT_EQ(t.baseline(end), PlanTrial::Baseline::wait);
+  EXPECT_EQ(t.baseline(end + 200 * kMs), PlanTrial::Baseline::wait);
+  EXPECT_EQ(t.baseline(end + 300 * kMs), PlanTrial::Baseline::take);
+  EXPECT_EQ(t.baseline(end + 400 * kMs), PlanTrial::Baseline::none);  // once
+}
+
+TEST(PlanTrial, KeepingTheModelsPlanLeavesTheBaselineAsItIs) {
+  PlanTrial t;
+  EXPECT_FALSE(run_trial(t, 80e6, 60e6, 80e6));
+  EXPECT_EQ(t.baseline(10'000 * kMs), PlanTrial::Baseline::none);
+}
+
 TEST(PlanTrial, RatesWhileSettlingDoNotCount) {
   PlanTrial t({200 * kMs, 300 * kMs});
   t.start(0);
