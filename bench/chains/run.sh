@@ -4,6 +4,7 @@
 # the gnet / temporal ratio and latency CDFs.
 #
 # usage: bench/chains/run.sh BIN_DIR OUT_DIR [SECONDS] [SIZES] [POLICIES] [CHAINS]
+# SECONDS per run (default 6: gnet's trial ends before the steady second half).
 # env QUEUES: the generator's rx queues, one ingress thread each (default 8, for 16 cores);
 # QUEUES=1 is the single-ingress-thread setup of the earlier runs. env BATCH: settings.batch_size
 # (default 8192; gnet picks its own batch up to it, the other policies run at it). env
@@ -16,7 +17,7 @@
 # the whole GPU in the first seconds of a saturated run). A run whose report exists is not
 # made again, so an interrupted evaluation resumes where it stopped.
 set -uo pipefail
-BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-3}
+BIN=$(realpath "$1"); OUT=$(realpath -m "$2"); SECS=${3:-6}
 SIZES=${4:-64,512,1518}; POLICIES=${5:-temporal,fair,unco,gnet}; CHAINS=${6:-sa,sb,sc,sd}
 QUEUES=${QUEUES:-8}
 BATCH=${BATCH:-8192}
