@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/parse.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/frame_batch.h"
 #include "tests/nf/firewall/firewall_test_util.h"
 
 namespace gpunfv {
@@ -29,35 +30,11 @@ std::vector<ClassBenchRule> rules_of(const std::string& text) {
   return parse_classbench(text, "test.rules");
 }
 
-// Host batch of frames, parsed as ingress classification does, with a 4-byte results record.
-class FirewallBatch {
- public:
+// A host batch of frames as ingress leaves them, with the firewall's 4-byte results record.
+struct FirewallBatch : fixtures::FrameBatch {
   explicit FirewallBatch(const std::vector<std::vector<uint8_t>>& frames)
-      : batch_(uint32_t(std::max<size_t>(frames.size(), 1)), 256, MemoryKind::host,
-               kFirewallResultBytes) {
-    batch_.set_count(uint32_t(frames.size()));
-    BatchView v = batch_.view();
-    for (uint32_t i = 0; i < frames.size(); ++i) {
-      std::memcpy(v.data.framework_data() + size_t(i) * v.stride, frames[i].data(),
-                  frames[i].size());
-      v.len[i] = uint16_t(frames[i].size());
-      v.out_port[i] = kNoPort;
-      v.next_nf[i] = 0;
-      v.visited[i] = 1;  // sent to node 0
-      v.verdict[i] = uint8_t(parse_headers(PacketRef(v, i).frame(), v.headers[i]));
-      EXPECT_EQ(v.verdict[i], 0) << "frame " << i << " does not parse";
-    }
-  }
-  BatchView view() const { return batch_.view(); }
-  DropReason verdict(uint32_t i) const { return DropReason(view().verdict[i]); }
-  uint32_t result(uint32_t i) const {
-    uint32_t r;
-    std::memcpy(&r, view().results.framework_data() + size_t(i) * kFirewallResultBytes, 4);
-    return r;  // little-endian host (x86, the CUDA hosts)
-  }
-
- private:
-  Batch batch_;
+      : FrameBatch(frames, {.stride = 256, .result_bytes = kFirewallResultBytes}) {}
+  uint32_t result(uint32_t i) const { return result_word(i); }  // the matched rule
 };
 
 const char* kRules =

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "chain/classify.h"
 #include "core/batch.h"
 #include "nf/ipsec/ipsec.h"
+#include "tests/fixtures/frame_batch.h"
 
 namespace gpunfv::ipsec_test {
 
@@ -92,35 +92,13 @@ inline std::vector<uint8_t> udp_frame(const FrameSpec& s) {
   return f;
 }
 
-// A host batch of `frames` (slots of `stride` bytes, a 16-byte results record per packet,
-// ingress numbers from `first_seq`), classified as the framework does before any NF.
-class EspBatch {
+// A host batch of `frames` as ingress leaves them (slots of `stride` bytes, a 16-byte results
+// record per packet, ingress numbers from `first_seq`; tests/fixtures/frame_batch.h).
+class EspBatch : public fixtures::FrameBatch {
  public:
   EspBatch(const std::vector<std::vector<uint8_t>>& frames, uint64_t first_seq = 0,
            uint32_t stride = 2048)
-      : batch_(uint32_t(std::max<size_t>(frames.size(), 1)), stride, MemoryKind::host, 16) {
-    batch_.set_count(uint32_t(frames.size()));
-    BatchView v = batch_.view();
-    for (uint32_t i = 0; i < frames.size(); ++i) {
-      std::memcpy(v.data.framework_data() + size_t(i) * stride, frames[i].data(), frames[i].size());
-      v.len[i] = uint16_t(frames[i].size());
-      v.port[i] = 0;
-      v.seq[i] = first_seq + i;
-      classify_packet(v, i);
-    }
-  }
-  BatchView view() const { return batch_.view(); }
-  Batch& batch() { return batch_; }
-  uint32_t count() const { return batch_.count(); }
-  DropReason verdict(uint32_t i) const { return DropReason(view().verdict[i]); }
-  std::vector<uint8_t> frame(uint32_t i) const {
-    BatchView v = view();
-    const uint8_t* p = v.data.framework_data() + size_t(i) * v.stride;
-    return std::vector<uint8_t>(p, p + v.len[i]);
-  }
-
- private:
-  Batch batch_;
+      : FrameBatch(frames, {.stride = stride, .result_bytes = 16, .first_seq = first_seq}) {}
 };
 
 // Runs `nf` (at chain position 0, results record at offset 0) over the whole batch.

@@ -15,6 +15,7 @@
 #include "core/batch.h"
 #include "core/parse.h"
 #include "nf/nids/nids_logic.h"
+#include "tests/fixtures/frame_batch.h"
 
 namespace gpunfv::nids_testing {
 
@@ -118,25 +119,9 @@ inline std::vector<uint8_t> arp_frame() {
   return f;
 }
 
-// Fills `b` with `frames` (parsed; next_nf 0, alive), as ingress classification leaves them.
+// Fills `b` with `frames` as ingress leaves them (tests/fixtures/frame_batch.h).
 inline void fill_batch(Batch& b, const std::vector<std::vector<uint8_t>>& frames) {
-  BatchView v = b.view();
-  uint32_t n = 0;
-  for (const auto& f : frames) {
-    if (n == b.capacity()) break;
-    const uint32_t len = std::min<uint32_t>(uint32_t(f.size()), b.stride());
-    std::memcpy(v.data.framework_data() + size_t(n) * v.stride, f.data(), len);
-    v.len[n] = uint16_t(len);
-    v.out_port[n] = kNoPort;
-    v.seq[n] = n;
-    v.wire_ns[n] = 1083838628000000000ull + n * 1000;
-    DropReason r = parse_headers(IsoSpan<const uint8_t>(f.data(), len), v.headers[n]);
-    v.verdict[n] = uint8_t(r);
-    v.next_nf[n] = r == DropReason::none ? 0 : kChainDone;
-    v.visited[n] = r == DropReason::none ? 1u : 0u;  // sent to node 0
-    ++n;
-  }
-  b.set_count(n);
+  fixtures::fill_frames(b, frames);
 }
 
 }  // namespace gpunfv::nids_testing

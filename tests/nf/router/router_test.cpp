@@ -11,6 +11,7 @@
 #include "core/parse.h"
 #include "nf/router/route_file.h"
 #include "reference_trie.h"
+#include "tests/fixtures/frame_batch.h"
 
 namespace gpunfv {
 namespace {
@@ -65,36 +66,8 @@ std::vector<uint8_t> ipv4_frame(const Ipv4Fields& h) {
   return f;
 }
 
-// A host batch holding `frames`, parsed, every packet at chain position 0.
-class TestBatch {
- public:
-  explicit TestBatch(const std::vector<std::vector<uint8_t>>& frames)
-      : batch_(uint32_t(std::max<size_t>(frames.size(), 1)), 256, MemoryKind::host) {
-    batch_.set_count(uint32_t(frames.size()));
-    BatchView v = batch_.view();
-    for (uint32_t i = 0; i < frames.size(); ++i) {
-      std::memcpy(v.data.framework_data() + size_t(i) * v.stride, frames[i].data(),
-                  frames[i].size());
-      v.len[i] = uint16_t(frames[i].size());
-      v.out_port[i] = kNoPort;
-      v.next_nf[i] = 0;
-      PacketRef p(v, i);
-      v.verdict[i] = uint8_t(parse_headers(p.frame(), v.headers[i]));
-    }
-  }
-  BatchView view() const { return batch_.view(); }
-  DropReason verdict(uint32_t i) const { return DropReason(view().verdict[i]); }
-  uint16_t out_port(uint32_t i) const { return view().out_port[i]; }
-  uint8_t next_nf(uint32_t i) const { return view().next_nf[i]; }
-  std::vector<uint8_t> frame(uint32_t i) const {
-    BatchView v = view();
-    const uint8_t* at = v.data.framework_data() + size_t(i) * v.stride;
-    return std::vector<uint8_t>(at, at + v.len[i]);
-  }
-
- private:
-  Batch batch_;
-};
+// A host batch holding `frames` as ingress leaves them (tests/fixtures/frame_batch.h).
+using TestBatch = fixtures::FrameBatch;
 
 // Routes 10/8 -> port 7, 10.1/16 -> port 3.
 std::unique_ptr<Router> small_router() {
