@@ -3,6 +3,7 @@ wrote its file (False when there is nothing to plot, or matplotlib is missing: t
 tables still hold every number)."""
 import json
 import re
+import statistics
 from pathlib import Path
 
 
@@ -135,10 +136,9 @@ def forward_throughput(data, path):
     for r in rows:
         if r.get("descriptor_batch") not in (None, 32):
             continue  # the descriptor-batch sweep is a latency study, not a throughput row
-        rounds = sorted(r.get("round_mpps") or [r["mpps"]])
-        median = rounds[(len(rounds) - 1) // 2] if len(rounds) % 2 else \
-            (rounds[len(rounds) // 2 - 1] + rounds[len(rounds) // 2]) / 2
-        series.setdefault(r["forwarder"], []).append((r["bytes"], median, rounds[0], rounds[-1]))
+        rounds = r.get("round_mpps") or [r["mpps"]]
+        series.setdefault(r["forwarder"], []).append(
+            (r["bytes"], statistics.median(rounds), min(rounds), max(rounds)))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, pts in series.items():
         pts.sort()

@@ -10,14 +10,19 @@ import sys
 from conftest import REPO, check_accounting
 
 
+def run_script(gpunfv, script, out, *args):
+    """Runs bench/latency/SCRIPT.py on gpunfv's folder into `out`; expects exit 0."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "latency" / f"{script}.py"),
+                           str(gpunfv.parent), str(out), *args],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_sweep_writes_rows_table_and_reports(gpunfv, tmp_path):
     out = tmp_path / "sweep"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "latency" / "sweep.py"), str(gpunfv.parent), str(out),
-         "--backend", "cpu", "--chains", "router", "--policies", "unco", "--loads", "20,60",
-         "--seconds", "0.5", "--queues", "1", "--batch", "256", "--bound-us", "router=2000"],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_script(gpunfv, "sweep", out,
+               "--backend", "cpu", "--chains", "router", "--policies", "unco", "--loads", "20,60",
+               "--seconds", "0.5", "--queues", "1", "--batch", "256", "--bound-us", "router=2000")
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert [r["load_pct"] for r in rows] == [None, 20, 60]
     capacity = rows[0]["delivered_mpps"]
@@ -37,12 +42,9 @@ def test_sweep_fused_policies_make_loadable_configs(gpunfv, tmp_path):
     """`fused` and `fused-graph` are settings of unco, not schedulers: their configs must load
     (here on the CPU backend, which parses the GPU settings too) and say what they compare."""
     out = tmp_path / "sweep"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "latency" / "sweep.py"), str(gpunfv.parent), str(out),
-         "--backend", "cpu", "--chains", "router", "--policies", "fused,fused-graph", "--loads", "50",
-         "--seconds", "0.3", "--queues", "1", "--batch", "256"],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_script(gpunfv, "sweep", out,
+               "--backend", "cpu", "--chains", "router", "--policies", "fused,fused-graph", "--loads", "50",
+               "--seconds", "0.3", "--queues", "1", "--batch", "256")
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert [r["policy"] for r in rows if r["load_pct"] is not None] == ["fused", "fused-graph"]
     fused = (out / "configs" / "router-fused-50.yaml").read_text()
@@ -56,12 +58,9 @@ def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
     """bench/latency/two_chains.py on the CPU backend: S_d and a light router chain, each with
     its own generator and bound; one row per chain, its quantiles against its own bound."""
     out = tmp_path / "two"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "latency" / "two_chains.py"), str(gpunfv.parent), str(out),
-         "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
-         "--light-mpps", "0.01", "--seconds", "0.5", "--batch", "256", "--bound-us", "heavy=3000,light=1500"],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_script(gpunfv, "two_chains", out,
+               "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
+               "--light-mpps", "0.01", "--seconds", "0.5", "--batch", "256", "--bound-us", "heavy=3000,light=1500")
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert [(r["chain"], r["bound_us"]) for r in rows] == [("sd", 3000), ("light", 1500)]
     for r in rows:
@@ -75,13 +74,10 @@ def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
 
 def test_two_chains_repeated_rows_give_each_chain_its_median_run(gpunfv, tmp_path):
     out = tmp_path / "two"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "latency" / "two_chains.py"), str(gpunfv.parent), str(out),
-         "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
-         "--light-mpps", "0.01", "--seconds", "0.3", "--batch", "256", "--repeats", "2",
-         "--bound-us", "heavy=3000,light=1500"],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_script(gpunfv, "two_chains", out,
+               "--backend", "cpu", "--policies", "unco", "--loads", "50", "--heavy-capacity", "0.05",
+               "--light-mpps", "0.01", "--seconds", "0.3", "--batch", "256", "--repeats", "2",
+               "--bound-us", "heavy=3000,light=1500")
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert [r["chain"] for r in rows] == ["sd", "light"]
     for r in rows:
@@ -96,13 +92,10 @@ def test_repeated_rows_report_the_median_run_with_min_and_max(gpunfv, tmp_path):
     """--repeats 2: each row is run twice (reports NAME.r1.json, NAME.r2.json) and stands as its
     median run, with every figure's spread over the runs and how many kept the bound."""
     out = tmp_path / "sweep"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "latency" / "sweep.py"), str(gpunfv.parent), str(out),
-         "--backend", "cpu", "--chains", "router", "--policies", "unco", "--loads", "50",
-         "--seconds", "0.3", "--queues", "1", "--batch", "256", "--bound-us", "router=2000",
-         "--repeats", "2"],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_script(gpunfv, "sweep", out,
+               "--backend", "cpu", "--chains", "router", "--policies", "unco", "--loads", "50",
+               "--seconds", "0.3", "--queues", "1", "--batch", "256", "--bound-us", "router=2000",
+               "--repeats", "2")
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert len(rows) == 2
     for r in rows:

@@ -73,7 +73,7 @@ void compare_backends(Nids& nids, const std::vector<std::vector<uint8_t>>& frame
     std::vector<std::vector<uint8_t>> part(frames.begin() + first,
                                            frames.begin() + std::min(frames.size(), first + cap));
     Batch cpu(cap, stride, MemoryKind::host, kNidsResultBytes);
-    fill_batch(cpu, part);
+    fixtures::fill_frames(cpu, part);
     BatchView cv = cpu.view();
     // Stale bytes in every results slot, and some packets not at this NF: both backends must
     // leave those alone.

@@ -21,17 +21,6 @@ using namespace nids_testing;
 using testing::temp_dir;
 using testing::write_file;
 
-std::unique_ptr<Batch> scan(const Nids& nids, const std::vector<std::vector<uint8_t>>& frames) {
-  auto b = std::make_unique<Batch>(uint32_t(frames.size()), 2048, MemoryKind::host, kNidsResultBytes);
-  fill_batch(*b, frames);
-  nids.process(b->view(), 0, b->count(), 0);
-  return b;
-}
-
-NidsResult result_of(const Batch& b, uint32_t i) {
-  return NidsResult::load(b.view().results.framework_data() + size_t(i) * b.result_stride());
-}
-
 TEST(NidsReplace, NewRulesScanTheNextBatchWithGlobalRuleIndices) {
   const auto dir = temp_dir("nids-replace");
   const std::string v1 = write_file(dir / "v1.rules",
@@ -44,13 +33,13 @@ TEST(NidsReplace, NewRulesScanTheNextBatchWithGlobalRuleIndices) {
   nids->prepare(Backend::cpu);
   const std::vector<std::vector<uint8_t>> frames = {tcp_frame("xx beta"), tcp_frame("gamma alpha")};
 
-  auto b1 = scan(*nids, frames);
+  auto b1 = run_cpu(*nids, frames);
   EXPECT_EQ(result_of(*b1, 0).rules[0], 1u);  // "two"
   EXPECT_EQ(result_of(*b1, 1).rules[0], 0u);  // "one"; gamma is not a rule yet
 
   EXPECT_EQ(nids->replace_rules({v2}, {}), 2u);
   EXPECT_EQ(nids->rules().rules.size(), 1u);
-  auto b2 = scan(*nids, frames);
+  auto b2 = run_cpu(*nids, frames);
   EXPECT_EQ(result_of(*b2, 0).fired, 0u);
   ASSERT_EQ(result_of(*b2, 1).fired, 1u);
   EXPECT_EQ(result_of(*b2, 1).rules[0], 2u);  // after version 1's two rules
@@ -97,7 +86,7 @@ TEST(NidsReplace, BadFilesAreRefusedAndTheLiveRulesKept) {
   EXPECT_NE(refused((dir / "missing.rules").string()).find("missing.rules"), std::string::npos);
   EXPECT_EQ(nids->table_version(), 1u);
   EXPECT_EQ(nids->rules().rules[0].sid, 11u);
-  EXPECT_EQ(scan(*nids, {tcp_frame("alpha")})->view().results.framework_data()[0], 1u);
+  EXPECT_EQ(run_cpu(*nids, {tcp_frame("alpha")})->view().results.framework_data()[0], 1u);
 }
 
 }  // namespace

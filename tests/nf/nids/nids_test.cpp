@@ -60,18 +60,6 @@ std::unique_ptr<Nids> make_nids(const std::string& rules_text, const std::string
                                       (dir / "c.yaml").string()));
 }
 
-// Runs the NF over frames on the CPU; returns the batch for inspection.
-std::unique_ptr<Batch> run_cpu(const Nids& nids, const std::vector<std::vector<uint8_t>>& frames) {
-  auto b = std::make_unique<Batch>(uint32_t(frames.size()), 2048, MemoryKind::host, kNidsResultBytes);
-  fill_batch(*b, frames);
-  nids.process(b->view(), 0, b->count(), 0);
-  return b;
-}
-
-NidsResult result_of(const Batch& b, uint32_t i) {
-  return NidsResult::load(b.view().results.framework_data() + size_t(i) * b.result_stride());
-}
-
 std::vector<uint32_t> kept_rules(const NidsResult& r) {
   return std::vector<uint32_t>(r.rules, r.rules + r.kept());
 }

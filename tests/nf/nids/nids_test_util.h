@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/batch.h"
 #include "core/parse.h"
+#include "nf/nids/nids.h"
 #include "nf/nids/nids_logic.h"
 #include "tests/fixtures/frame_batch.h"
 
@@ -119,9 +121,17 @@ inline std::vector<uint8_t> arp_frame() {
   return f;
 }
 
-// Fills `b` with `frames` as ingress leaves them (tests/fixtures/frame_batch.h).
-inline void fill_batch(Batch& b, const std::vector<std::vector<uint8_t>>& frames) {
-  fixtures::fill_frames(b, frames);
+// Runs `nids` over `frames` on the CPU (slots of 2048 bytes, the NIDS's results record);
+// returns the batch for inspection.
+inline std::unique_ptr<Batch> run_cpu(const Nids& nids, const std::vector<std::vector<uint8_t>>& frames) {
+  auto b = std::make_unique<Batch>(uint32_t(frames.size()), 2048, MemoryKind::host, kNidsResultBytes);
+  fixtures::fill_frames(*b, frames);
+  nids.process(b->view(), 0, b->count(), 0);
+  return b;
+}
+
+inline NidsResult result_of(const Batch& b, uint32_t i) {
+  return NidsResult::load(b.view().results.framework_data() + size_t(i) * b.result_stride());
 }
 
 }  // namespace gpunfv::nids_testing

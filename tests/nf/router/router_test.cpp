@@ -66,8 +66,7 @@ std::vector<uint8_t> ipv4_frame(const Ipv4Fields& h) {
   return f;
 }
 
-// A host batch holding `frames` as ingress leaves them (tests/fixtures/frame_batch.h).
-using TestBatch = fixtures::FrameBatch;
+using fixtures::FrameBatch;
 
 // Routes 10/8 -> port 7, 10.1/16 -> port 3.
 std::unique_ptr<Router> small_router() {
@@ -77,7 +76,7 @@ std::unique_ptr<Router> small_router() {
 }
 
 DropReason route_one(const Router& r, std::vector<uint8_t>& frame, uint16_t* out_port = nullptr) {
-  TestBatch b({frame});
+  FrameBatch b({frame});
   EXPECT_EQ(b.verdict(0), DropReason::none) << "frame does not parse";
   r.process(b.view(), 0, 1, 0);
   frame = b.frame(0);
@@ -108,7 +107,7 @@ TEST(Router, PassedPacketMovesToTheNextNf) {
   auto r = small_router();
   Ipv4Fields h;
   h.dst = ip("10.0.0.1");
-  TestBatch b({ipv4_frame(h)});
+  FrameBatch b({ipv4_frame(h)});
   r->process(b.view(), 0, 1, 0);
   EXPECT_EQ(b.next_nf(0), 1);
   EXPECT_EQ(b.verdict(0), DropReason::none);
@@ -198,7 +197,7 @@ TEST(Router, IncrementalChecksumEqualsFullRecompute) {
       h.option_words = int(rng() % 11);
       frames.push_back(ipv4_frame(h));
     }
-    TestBatch b(frames);
+    FrameBatch b(frames);
     r.process(b.view(), 0, uint32_t(frames.size()), 0);
     for (uint32_t i = 0; i < frames.size(); ++i) {
       std::vector<uint8_t> out = b.frame(i);
