@@ -85,6 +85,8 @@ settings:
         s = s.replace("scheduler: fused", "scheduler: unco\n  gpu_pipeline: fused")
     if policy == "fused-graph":  # fused, each batch's chain one CUDA graph launch (gpu_graphs)
         s = s.replace("scheduler: fused-graph", "scheduler: unco\n  gpu_pipeline: fused\n  gpu_graphs: true")
+    if policy == "persistent":  # unco, small batches served by a persistent kernel per chain
+        s = s.replace("scheduler: persistent", "scheduler: unco\n  gpu_pipeline: persistent")
     if policy in ("gnet", "gnetsteps") and model:
         s += f"  model: {Path(model).resolve()}\n"
     if egress_threads:

@@ -9,12 +9,14 @@ p99) with the repeats' min and max of each figure. Writes results.json, table.md
 latency-vs-load.png (where matplotlib is installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
-           [--policies unco,fused,fused-graph,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
+           [--policies unco,fused,fused-graph,persistent,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
            [--seconds 2] [--repeats 1]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
            [--capacity router=195.9] [--set 'ingress_threads: 1' ...]
 `fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
 `fused-graph` is fused with gpu_graphs: true (each batch's chain one CUDA graph launch).
+`persistent` is unco with gpu_pipeline: persistent (batches of up to 1024 packets served in place
+by a persistent kernel per chain, larger ones issued as fused).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip
@@ -125,6 +127,11 @@ def gpu_issue_of(report):
         out["batch_waiting_us"], out["batch_on_gpu_us"] = times[0]["waiting"], times[0]["on_gpu"]
     if "gpu_graphs" in sched:
         out["gpu_graphs"] = sched["gpu_graphs"]
+    pcie = sched.get("pcie") or {}
+    if pcie:  # in place (zero copy: fused or the persistent kernel) against copied both ways
+        out["zero_copy_batches"] = pcie.get("zero_copy_batches", 0)
+        out["persistent_batches"] = pcie.get("persistent_batches", 0)
+        out["copied_batches"] = pcie.get("host_batches", 0)
     return out
 
 

@@ -23,6 +23,7 @@
 #include "core/thread_name.h"
 #include "chain/forward_threads.h"
 #include "core/debug_switches.h"
+#include "io/gpuring/loops/kernel_loading.h"
 #include "chain/timeseries.h"
 
 namespace gpunfv {
@@ -83,6 +84,9 @@ class Pipeline {
     // loading where a persistent ring kernel will run beside the chain's (gpuring_feed.h).
     GpuRingFeed::check_run_ends(rc, opt.duration_s);
     GpuRingFeed::check_config(rc, opt.backend);
+    // The persistent pipeline's kernels spin as a ring's do: the same environment.
+    if (opt.backend == Backend::gpu && rc.settings.gpu_pipeline == "persistent")
+      gpuring::request_persistent_kernel_environment();
     // The GPU stage first: it checks that a device exists before NFs upload tables to it.
     if (opt.backend == Backend::gpu) {
 #if GPUNFV_HAVE_CUDA
@@ -128,7 +132,8 @@ class Pipeline {
       device_rings = device_rings || (f && f->device_resident());
       host_chains = host_chains || !f;
     }
-    if (device_rings) stage_->prepare_for_persistent_kernels(host_chains ? pool_->batches() : std::vector<Batch*>{});
+    if (device_rings || stage_->runs_persistent_kernels())
+      stage_->prepare_for_persistent_kernels(host_chains ? pool_->batches() : std::vector<Batch*>{});
     // gpuring forwards and feeds first: starting one may fail (a ring kernel launch), and no
     // other thread runs yet.
     ring_forwards_->start();

@@ -20,6 +20,10 @@
 // the counts are zeroed by a kernel of ours rather than a runtime memset.
 // With settings.gpu_graphs the fused batch's calls are recorded and launched as one CUDA graph
 // per batch instead (chain/fused_graph.h).
+// Persistent pipeline (settings.gpu_pipeline: persistent): fused, except that a chain's pinned
+// host batches of up to gpu_zero_copy_packets go to the chain's persistent kernel
+// (chain/persistent_chain.h) instead of being issued; larger batches are issued as fused ones.
+// The stage's thread then only writes a slot and polls for it, in the same flight order.
 #if GPUNFV_HAVE_CUDA
 #include <algorithm>
 #include <atomic>
@@ -28,6 +32,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 
@@ -38,6 +44,7 @@
 #include "chain/fused_graph.h"
 #include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
+#include "chain/persistent_chain.h"
 #include "chain/processing_stage.h"
 #include "chain/ring_batch_transfer.h"
 #include "core/clock.h"
@@ -104,7 +111,8 @@ class GpuStage final : public ProcessingStage {
     upload_prefix_ = debug.upload_prefix;
     debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
-    fused_ = rc.settings.gpu_pipeline == "fused";
+    persistent_pipeline_ = rc.settings.gpu_pipeline == "persistent";
+    fused_ = rc.settings.gpu_pipeline == "fused" || persistent_pipeline_;
     nf_paths_.assign(rc.nfs.size(), 0);
     for (const Chain& c : rc.chains)
       for (size_t nf : c.path) ++nf_paths_[nf];
@@ -130,6 +138,10 @@ class GpuStage final : public ProcessingStage {
 
   void start(Done done) override {
     done_ = std::move(done);
+    // Run without the executor (tests): every stream, event and device copy made first.
+    if (persistent_pipeline_ && persistent_.empty()) prepare_for_persistent_kernels({});
+    for (auto& p : persistent_)
+      if (p) p->start();
     for (size_t c = 0; c < rc_.chains.size(); ++c)
       for (size_t s = 0; s < (fused_ ? 1 : flows_[c]->stages()); ++s)
         threads_.emplace_back([this, c, s] { guarded([&] { stage_loop(c, s); }); });
@@ -167,6 +179,17 @@ class GpuStage final : public ProcessingStage {
     GPUNFV_CUDA(cudaSetDevice(0));  // back to the primary context
     for (Batch* b : host_batches)
       if (!b->device_resident()) device_twin(b);
+    if (persistent_pipeline_) make_persistent_chains();
+  }
+
+  // A persistent kernel per chain that can run in one; each kernel block serves one batch in
+  // flight. The primary context's preflight first: nothing may be set up beside the kernels.
+  void make_persistent_chains() {
+    prepare_device_for_persistent_kernels();
+    persistent_.resize(rc_.chains.size());
+    for (size_t c = 0; c < rc_.chains.size(); ++c)
+      if (persistent_chain_supported(rc_, rc_.chains[c]))
+        persistent_[c] = std::make_unique<PersistentChain>(rc_, rc_.chains[c], rc_.settings.gpu_in_flight);
   }
 
   void submit(Batch* b) override {
@@ -181,7 +204,10 @@ class GpuStage final : public ProcessingStage {
     stopping_ = true;
     for (auto& t : threads_) t.join();
     threads_.clear();
+    for (auto& p : persistent_)
+      if (p) p->stop();
   }
+  bool runs_persistent_kernels() const override { return persistent_pipeline_; }
   bool ingress_paused(uint16_t chain) const override { return flows_[chain]->ingress_paused(); }
   const ChainFlow* flow(uint16_t chain) const override { return flows_[chain].get(); }
   uint32_t ingress_batch(uint16_t chain) const override { return sharing_->ingress_batch(chain); }
@@ -207,10 +233,16 @@ class GpuStage final : public ProcessingStage {
                  {"d2h_bytes", d2h_bytes_.load()},
                  {"host_batches", host_batches_.load()},
                  {"zero_copy_batches", zero_copy_batches_.load()},
+                 {"persistent_batches", persistent_batches_.load()},
                  {"device_resident_batches", resident_batches_.load()}};
     if (graphs_) graph_counts_.report(j["gpu_graphs"]);
   }
   std::string describe() const override {
+    if (persistent_pipeline_)
+      return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
+             ", persistent pipeline: batches of up to " + std::to_string(rc_.settings.gpu_zero_copy_packets) +
+             " packets served in place by a persistent kernel per chain of router NFs, others issued whole, " +
+             std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain";
     if (fused_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
              ", fused pipeline: each batch's whole chain at once" + (graphs_ ? " as one CUDA graph, " : ", ") +
@@ -223,13 +255,16 @@ class GpuStage final : public ProcessingStage {
   // A batch's transfers, counted once it is issued (a recording CUDA refused is issued again).
   struct PcieTally {
     uint64_t h2d = 0, d2h = 0;
-    uint32_t host = 0, zero_copy = 0, resident = 0;
+    uint32_t host = 0, zero_copy = 0, resident = 0, persistent = 0;
   };
 
   struct Flight {
     Batch* batch = nullptr;
     cudaEvent_t start = nullptr, done = nullptr;  // around the batch's work on the stream
     bool token = false;  // holds the temporal token
+    uint64_t ticket = 0;  // a persistent kernel's batch (no events): its ticket
+    // Per path node, for a persistent kernel's batch: what the NF does once it is back.
+    std::vector<std::function<void(uint32_t)>> nf_done;
   };
 
   // Per stage thread: its lane (NF stages) or its own stream (upload, download), and events.
@@ -328,10 +363,14 @@ class GpuStage final : public ProcessingStage {
     unsigned idle = 0;
     for (;;) {
       bool progressed = false;
-      while (!w.flights.empty() && cudaEventQuery(w.flights.front().done) != cudaErrorNotReady) {
-        GPUNFV_CUDA(cudaEventQuery(w.flights.front().done));
-        Flight f = w.flights.front();
+      while (!w.flights.empty() && landed(w, w.flights.front())) {
+        Flight f = std::move(w.flights.front());
         w.flights.pop_front();
+        if (f.ticket) {
+          finish_persistent(w, f);
+          progressed = true;
+          continue;
+        }
         if (f.start) {  // fused flights have none: they overlap, so their times do not add up
           float ms = 0;
           GPUNFV_CUDA(cudaEventElapsedTime(&ms, f.start, f.done));
@@ -379,7 +418,8 @@ class GpuStage final : public ProcessingStage {
         continue;
       }
       if (stopping_ && w.flights.empty()) break;
-      if (++idle < 64)
+      // A persistent kernel's batches are polled closely: a sleep would add to their latency.
+      if (++idle < 64 || (persistent_pipeline_ && !w.flights.empty()))
         std::this_thread::yield();
       else
         std::this_thread::sleep_for(std::chrono::microseconds(idle < 4096 ? 5 : 50));
@@ -464,6 +504,48 @@ class GpuStage final : public ProcessingStage {
     w.flights.push_back(f);
   }
 
+  // Whether a flight's work is done (a CUDA error, or a persistent kernel that failed, throws).
+  bool landed(const Worker& w, const Flight& f) {
+    if (f.ticket) return persistent_[w.chain]->done(f.ticket);
+    const cudaError_t e = cudaEventQuery(f.done);
+    if (e == cudaErrorNotReady) return false;
+    GPUNFV_CUDA(e);
+    return true;
+  }
+
+  // A batch for the chain's persistent kernel: pinned host memory, small enough to run in place.
+  bool goes_persistent(const Worker& w, const Batch* b) const {
+    return w.chain < persistent_.size() && persistent_[w.chain] && !b->device_resident() &&
+           b->memory_kind() == MemoryKind::host_pinned && b->count() <= rc_.settings.gpu_zero_copy_packets;
+  }
+
+  // Each NF's function with its tables now, into the next slot; nothing is launched.
+  void issue_persistent(Worker& w, Batch* b) {
+    const Chain& chain = rc_.chains[w.chain];
+    Flight f;
+    f.batch = b;
+    DevicePacketFn fns[PersistentChain::kMaxNodes];
+    for (size_t k = 0; k < chain.path.size(); ++k) {
+      DevicePacketUse use = rc_.nfs[chain.path[k]]->device_packet_use();
+      fns[k] = use.fn;
+      f.nf_done.push_back(std::move(use.done));
+    }
+    note_time(b, &Times::issued_ns, monotonic_ns());
+    f.ticket = persistent_[w.chain]->submit(b->view(), fns);
+    PcieTally t;
+    t.zero_copy = 1;
+    t.persistent = 1;
+    count(t);
+    w.flights.push_back(std::move(f));
+  }
+
+  void finish_persistent(Worker& w, Flight& f) {
+    const BatchView hv = f.batch->view();
+    for (size_t k = 0; k < f.nf_done.size(); ++k)
+      if (f.nf_done[k]) f.nf_done[k](hv.node_packets[k]);
+    finish_fused(w, f.batch);
+  }
+
   // Upload (host batch) or zeroed counts (device-resident batch), then classify and the first
   // switch.
   void enter_on_device(Batch* b, const Chain& chain, const BatchView& dv, const BatchView& hv,
@@ -507,6 +589,7 @@ class GpuStage final : public ProcessingStage {
   // the four copies and their calls. Only the per-node counts stay on the device (the switch
   // kernels add to them atomically) and come back by a one-block kernel.
   void issue_fused(Worker& w, Batch* b) {
+    if (goes_persistent(w, b)) return issue_persistent(w, b);
     const size_t slot = w.next_fused++ % w.fused_streams.size();
     cudaStream_t st = w.fused_streams[slot];
     Flight f;
@@ -577,6 +660,7 @@ class GpuStage final : public ProcessingStage {
     if (t.d2h) d2h_bytes_.fetch_add(t.d2h, std::memory_order_relaxed);
     if (t.host) host_batches_.fetch_add(t.host, std::memory_order_relaxed);
     if (t.zero_copy) zero_copy_batches_.fetch_add(t.zero_copy, std::memory_order_relaxed);
+    if (t.persistent) persistent_batches_.fetch_add(t.persistent, std::memory_order_relaxed);
     if (t.resident) resident_batches_.fetch_add(t.resident, std::memory_order_relaxed);
   }
 
@@ -766,10 +850,13 @@ class GpuStage final : public ProcessingStage {
   std::unordered_map<const Batch*, Times> times_;  // batches in the stage
   std::atomic<uint64_t> h2d_bytes_{0}, d2h_bytes_{0}, host_batches_{0}, resident_batches_{0};
   std::atomic<uint64_t> zero_copy_batches_{0};
+  std::atomic<uint64_t> persistent_batches_{0};  // of the zero-copy ones, served by a persistent kernel
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
-  bool fused_ = false;            // settings.gpu_pipeline: fused
+  bool fused_ = false;            // settings.gpu_pipeline: fused or persistent
+  bool persistent_pipeline_ = false;  // settings.gpu_pipeline: persistent
+  std::vector<std::unique_ptr<PersistentChain>> persistent_;  // by chain; null: issued as fused
   bool graphs_ = false;           // settings.gpu_graphs (fused only)
   std::vector<bool> graph_chain_;  // by chain: its batches may be recorded (records_safely)
   FusedGraphCounts graph_counts_;

@@ -52,6 +52,9 @@ class ProcessingStage {
   // `host_batches`), since CUDA may make such a call wait for the persistent kernel for ever
   // (gpu/device_preflight.h). Nothing on the CPU.
   virtual void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) {}
+  // Whether the stage runs persistent kernels of its own (gpu_pipeline: persistent): then
+  // prepare_for_persistent_kernels is called before start() whatever the ports are.
+  virtual bool runs_persistent_kernels() const { return false; }
   // Before start(): chains (by index) whose finished host batches need only what egress reads,
   // no NF reading results on the host (chain/host_batch_transfer.h). Nothing on the CPU.
   virtual void set_egress_only_download(const std::vector<bool>& by_chain) {}

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/batch.h"
+#include "nf/device_packet_fn.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/stream.h"
@@ -75,6 +76,13 @@ class NetworkFunction {
   // graphs (settings.gpu_graphs) issue a chain holding such an NF directly. Default: no.
   virtual bool gpu_orders_across_streams() const { return false; }
 #endif
+
+  // The NF's per-packet function as data, for the persistent pipeline's chain kernel
+  // (nf/device_packet_fn.h). none (the default): the NF's batches run on its own kernels.
+  virtual DevicePacketFnKind device_packet_kind() const { return DevicePacketFnKind::none; }
+  // GPU backend, after prepare(), for one batch: the function with the device view of the
+  // NF's tables now, and what to do once the batch is back. Only called where the kind is set.
+  virtual DevicePacketUse device_packet_use() const { return {}; }
 
   // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).
   // The framework reserves a slice of every packet's results record for it at

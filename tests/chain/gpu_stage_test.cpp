@@ -365,7 +365,8 @@ TEST(GpuStage, FusedGraphsKeepIpsecOrderAcrossStreams) {
 // The executor end to end (ingress, the GPU stage, egress) against the CPU backend: counts,
 // drops and every frame written. `settings` completes the settings map; `model` is written into
 // it for gnet. Returns the GPU run's scheduler report.
-nlohmann::json expect_run_equals_cpu(const std::string& name, const std::string& settings) {
+nlohmann::json expect_run_equals_cpu(const std::string& name, const std::string& settings,
+                                     const std::string& path = "[fw, ids, r1]") {
   auto dir = temp_dir(name);
   const std::string model = write_model(dir, {{"fw", "firewall"}, {"ids", "nids"}, {"r1", "router"}});
   write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
@@ -384,7 +385,7 @@ nfs:
     type: router
     routes: {file: )" + source_dir() + R"(/data/router/bart_ipv4_random5000.txt, spread: [p1, p2]}
 chains:
-  - {from: in, path: [fw, ids, r1]}
+  - {from: in, path: )" + path + R"(}
 settings: {batch_size: 4096, batches: 16, )" + settings + (settings.find("gnet") != std::string::npos ? ", model: " + model : "") + R"(}
 )");
   };
@@ -446,6 +447,98 @@ TEST(GpuStage, FusedGraphsEndToEndEqualsCpu) {
   EXPECT_GT(g["launches"].get<uint64_t>(), 0u) << r.dump();
   EXPECT_EQ(g["capture_failures"].get<uint64_t>(), 0u) << r.dump();
   EXPECT_EQ(g["launches"].get<uint64_t>(), r["pcie"]["host_batches"].get<uint64_t>()) << r.dump();
+}
+
+// The persistent pipeline's kernels run from start() on: every pinned batch is made first (a
+// cudaHostAlloc beside them could wait for them for ever), as the executor makes its pool.
+// Runs the input through run_chain_cpu and the GPU stage, all batches submitted at once, and
+// compares them; `beside` runs on its own thread meanwhile. Returns the stage's report.
+nlohmann::json persistent_equals_cpu(const std::string& cfg_path, const Beside& beside = {}) {
+  RuntimeConfig rc = load_runtime_config(cfg_path);
+  for (auto& nf : rc.nfs) {
+    nf->prepare(Backend::cpu);
+    nf->prepare(Backend::gpu);
+  }
+  const BatchShape shape = plan_batch_shape(rc);
+  BatchPairs pairs = read_batch_pairs(*rc.ports[0], shape);
+  for (auto& c : pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  auto stage = make_gpu_stage(rc, shape);
+  std::vector<Batch*> batches;
+  for (auto& b : pairs.gpu) batches.push_back(b.get());
+  stage->prepare_for_persistent_kernels(batches);  // their device copies (larger batches)
+  std::atomic<bool> stop{false};
+  std::thread beside_thread;
+  if (beside) beside_thread = std::thread([&] { beside(rc, stop); });
+  run_all_on_stage(*stage, pairs.gpu);
+  stop = true;
+  if (beside_thread.joinable()) beside_thread.join();
+  nlohmann::json r;
+  stage->report(r);
+  EXPECT_GT(expect_pairs_equal(pairs), 0u);
+  return r;
+}
+
+std::string persistent_config(const std::string& name, uint32_t packets, const std::string& path,
+                              uint32_t in_place) {
+  return config(name,
+                "{name: in, type: generator, size: imix, flows: 2000, count: " + std::to_string(packets) +
+                    ", dst_from: r1}",
+                "{from: in, path: " + path + ", to: p1}",
+                ", scheduler: unco, gpu_pipeline: persistent, gpu_zero_copy_packets: " + std::to_string(in_place));
+}
+
+// Every batch (up to 4096 packets) served in place by the chain's persistent kernel, all 25
+// submitted at once (the stage keeps 4 in the kernel's slots), the output the CPU's.
+TEST(GpuStage, PersistentPipelineRouterEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = persistent_equals_cpu(persistent_config("gpu-persistent", 100000, "[r1]", 4096));
+  EXPECT_EQ(r["pcie"]["persistent_batches"].get<uint64_t>(), (100000u + 4095) / 4096) << r.dump();
+  EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), 0u) << r.dump();
+}
+
+// Batches above gpu_zero_copy_packets are issued as fused ones beside the kernel's: 24 full
+// batches issued, the last (1,696 packets) in the kernel, all back in order.
+TEST(GpuStage, PersistentPipelineIssuesLargerBatchesInOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = persistent_equals_cpu(persistent_config("gpu-persistent-mixed", 100000, "[r1]", 2048));
+  EXPECT_EQ(r["pcie"]["persistent_batches"].get<uint64_t>(), 1u) << r.dump();
+  EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), 24u) << r.dump();
+}
+
+// A chain with an NF that has no device packet function (here the firewall and the NIDS) is
+// issued as under gpu_pipeline: fused (its batches, up to 4096 packets, in place: zero copy).
+TEST(GpuStage, PersistentPipelineIssuesOtherChainsAsFused) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r =
+      persistent_equals_cpu(persistent_config("gpu-persistent-other", 100000, "[fw, r1, ids]", 4096));
+  EXPECT_EQ(r["pcie"]["persistent_batches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_EQ(r["pcie"]["zero_copy_batches"].get<uint64_t>(), (100000u + 4095) / 4096) << r.dump();
+}
+
+// Route updates while the kernel serves batches: each batch pins the table copy its view
+// points at until it is back, so an update never rewrites a copy a batch still reads.
+TEST(GpuStage, PersistentPipelineBesideRouteUpdatesEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  uint64_t updates = 0;
+  const Beside toggle = [&](RuntimeConfig& rc, const std::atomic<bool>& stop) {
+    auto& router = dynamic_cast<Router&>(*rc.nfs[0]);
+    const Ipv4Prefix unused = *parse_ipv4_prefix("240.0.0.0/8");
+    while (!stop) {
+      const bool add = updates % 2 == 0;
+      router.update({{unused, add ? std::optional<uint16_t>(1) : std::nullopt, add ? "p1" : ""}}, "toggle");
+      ++updates;
+    }
+  };
+  persistent_equals_cpu(persistent_config("gpu-persistent-updates", 200000, "[r1]", 4096), toggle);
+  EXPECT_GT(updates, 0u);
+}
+
+// The executor end to end with batches closed on their deadline, of every size.
+TEST(GpuStage, PersistentPipelineEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = expect_run_equals_cpu(
+      "gpu-persistent-e2e", "scheduler: unco, gpu_pipeline: persistent, gpu_zero_copy_packets: 4096", "[r1]");
+  EXPECT_GT(r["pcie"]["persistent_batches"].get<uint64_t>(), 0u) << r.dump();
 }
 
 TEST(GpuStage, ExecutorCountsEqualCpu) {

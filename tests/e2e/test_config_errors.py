@@ -114,8 +114,10 @@ chains:
 @pytest.mark.parametrize("settings, needle", [
     ("{gpu_pipeline: fused, scheduler: gnet}", "needs scheduler: unco"),
     ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco"),
-    ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged or fused"),
-    ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused"),
+    ("{gpu_pipeline: persistent, scheduler: gnet}", "needs scheduler: unco"),
+    ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged, fused or persistent"),
+    ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused or persistent"),
+    ("{gpu_pipeline: persistent, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{gpu_pipeline: staged, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
 ])
@@ -143,6 +145,19 @@ chains:
 settings: {{scheduler: unco, gpu_pipeline: fused, gpu_graphs: true}}
 """)
     expect_config_error(gpunfv, config, f"{config}:7", "gpu_graphs", "gpuring port 'gr'")
+
+
+def test_persistent_pipeline_beside_a_gpuring_port_refused(gpunfv, tmp_path):
+    config = config_file(tmp_path, f"""\
+ports:
+  - name: gr
+    type: gpuring
+    source: {{type: generator, count: 10}}
+chains:
+  - {{from: gr, path: []}}
+settings: {{scheduler: unco, gpu_pipeline: persistent}}
+""")
+    expect_config_error(gpunfv, config, f"{config}:7", "gpu_pipeline: persistent", "gpuring port 'gr'")
 
 
 def test_unknown_port_type(gpunfv, tmp_path):

@@ -39,19 +39,22 @@ def test_sweep_writes_rows_table_and_reports(gpunfv, tmp_path):
 
 
 def test_sweep_fused_policies_make_loadable_configs(gpunfv, tmp_path):
-    """`fused` and `fused-graph` are settings of unco, not schedulers: their configs must load
-    (here on the CPU backend, which parses the GPU settings too) and say what they compare."""
+    """`fused`, `fused-graph` and `persistent` are settings of unco, not schedulers: their
+    configs must load (here on the CPU backend, which parses the GPU settings too) and say what
+    they compare."""
     out = tmp_path / "sweep"
     run_script(gpunfv, "sweep", out,
-               "--backend", "cpu", "--chains", "router", "--policies", "fused,fused-graph", "--loads", "50",
-               "--seconds", "0.3", "--queues", "1", "--batch", "256")
+               "--backend", "cpu", "--chains", "router", "--policies", "fused,fused-graph,persistent",
+               "--loads", "50", "--seconds", "0.3", "--queues", "1", "--batch", "256")
     rows = json.loads((out / "results.json").read_text())["rows"]
-    assert [r["policy"] for r in rows if r["load_pct"] is not None] == ["fused", "fused-graph"]
+    assert [r["policy"] for r in rows if r["load_pct"] is not None] == ["fused", "fused-graph", "persistent"]
     fused = (out / "configs" / "router-fused-50.yaml").read_text()
     graph = (out / "configs" / "router-fused-graph-50.yaml").read_text()
+    persistent = (out / "configs" / "router-persistent-50.yaml").read_text()
     assert "gpu_pipeline: fused" in fused and "gpu_graphs" not in fused
     assert "gpu_pipeline: fused" in graph and "gpu_graphs: true" in graph
     assert "scheduler: unco" in graph
+    assert "gpu_pipeline: persistent" in persistent and "scheduler: unco" in persistent
 
 
 def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):

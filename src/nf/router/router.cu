@@ -2,6 +2,7 @@
 // Both copies of the live table have a device twin; an update writes the idle copy's twin (only
 // the entries it changed) after the streams that last launched over it are done.
 #include <algorithm>
+#include <memory>
 
 #include "gpu/cuda_check.h"
 #include "gpu/graph_launch_gate.h"
@@ -57,6 +58,13 @@ void Router::process_gpu(const BatchView& device_batch, uint8_t position,
   device_packets_[slot].count(device_batch, position, stream);  // where the host does not know
   launch_per_packet(device_batch, position, device_views_[slot], RouterLogic{}, stream);
   pin.count(stream.packets);
+}
+
+DevicePacketUse Router::device_packet_use() const {
+  auto pin = std::make_shared<LiveRouteTable::Pin>(live_.pin());
+  const int slot = live_.slot_index(*pin);
+  return {DevicePacketFn::of(DevicePacketFnKind::router, device_views_[slot]),
+          [pin](uint32_t packets) { pin->count(packets); }};
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

@@ -54,6 +54,9 @@ class Router final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView& device_batch, uint8_t position,
                    const GpuStream& stream) const override;
+  DevicePacketFnKind device_packet_kind() const override { return DevicePacketFnKind::router; }
+  // Pins the live table's copy until the batch is back, so an update waits for it.
+  DevicePacketUse device_packet_use() const override;
 #endif
   // The distinct ports of the next hops.
   std::vector<uint16_t> egress_ports() const override;

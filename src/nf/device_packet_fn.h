@@ -1,0 +1,50 @@
+// An NF's per-packet function as data, for a kernel that runs a whole chain per packet
+// without launching the NF's own kernel (the persistent pipeline, chain/persistent_chain.h):
+// which function (a kind) and its device view (the bytes of a trivially copyable struct).
+// The kernel dispatches on the kind (nf/device_packet_fn.cuh), so only NFs listed there can
+// run in it; a chain holding another NF is issued kernel by kernel as before.
+//
+// Per batch an NF hands out a DevicePacketUse: the function with the view of its tables now,
+// and `done`, called on the host with the packets sent to the NF once the batch came back
+// (e.g. to release the table copy the view points at and count its packets).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <type_traits>
+
+#include "core/compat.h"
+
+namespace gpunfv {
+
+enum class DevicePacketFnKind : uint8_t { none, router };
+
+inline constexpr size_t kDevicePacketViewBytes = 64;
+
+struct DevicePacketFn {
+  DevicePacketFnKind kind = DevicePacketFnKind::none;
+  alignas(16) unsigned char view[kDevicePacketViewBytes] = {};
+
+  template <class View>
+  static DevicePacketFn of(DevicePacketFnKind kind, const View& v) {
+    static_assert(std::is_trivially_copyable_v<View>);
+    static_assert(sizeof(View) <= kDevicePacketViewBytes && alignof(View) <= 16);
+    DevicePacketFn f;
+    f.kind = kind;
+    std::memcpy(f.view, &v, sizeof(View));
+    return f;
+  }
+  template <class View>
+  GPUNFV_HD const View& as() const {
+    return *reinterpret_cast<const View*>(view);
+  }
+};
+static_assert(std::is_trivially_copyable_v<DevicePacketFn>);
+
+struct DevicePacketUse {
+  DevicePacketFn fn;
+  std::function<void(uint32_t packets)> done;  // may be empty
+};
+
+}  // namespace gpunfv
