@@ -6,10 +6,11 @@ chain carries a fixed rate; per policy and load, each chain's delivered rate, lo
 p50/p99/p999 and whether p99 kept its bound; with --repeats R each chain's row is its median
 run (by p99) with min and max over the runs. Writes results.json and table.md into OUT.
 
-usage: bench/latency/two_chains.py BIN_DIR OUT [--policies unco,fused,fair,temporal,gnet]
+usage: bench/latency/two_chains.py BIN_DIR OUT [--policies unco,fused,persistent,fair,temporal,gnet]
            [--heavy-capacity 77.0] [--loads 10,50,80] [--light-mpps 10] [--seconds 2]
            [--bound-us heavy=500,light=200] [--batch 8192] [--model FILE] [--repeats 1]
-`fused` is unco with gpu_pipeline: fused. gnet needs a performance model (`gpunfv profile`;
+`fused` is unco with gpu_pipeline: fused; `persistent` unco with gpu_pipeline: persistent (the light
+router chain served by a persistent kernel, S_d issued as fused). gnet needs a performance model (`gpunfv profile`;
 --model, or OUT/model.json)."""
 import argparse
 import json

@@ -21,9 +21,10 @@
 // With settings.gpu_graphs the fused batch's calls are recorded and launched as one CUDA graph
 // per batch instead (chain/fused_graph.h).
 // Persistent pipeline (settings.gpu_pipeline: persistent): fused, except that a chain's pinned
-// host batches of up to gpu_zero_copy_packets go to the chain's persistent kernel
-// (chain/persistent_chain.h) instead of being issued; larger batches are issued as fused ones.
-// The stage's thread then only writes a slot and polls for it, in the same flight order.
+// host batches of up to gpu_persistent_packets go to the chain's persistent kernel
+// (chain/persistent_chain.h) instead of being issued while it has a free slot; other batches
+// are issued as fused ones. For the kernel's batches the stage's thread only writes a slot and
+// polls for it, in the same flight order.
 #if GPUNFV_HAVE_CUDA
 #include <algorithm>
 #include <atomic>
@@ -240,9 +241,9 @@ class GpuStage final : public ProcessingStage {
   std::string describe() const override {
     if (persistent_pipeline_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
-             ", persistent pipeline: batches of up to " + std::to_string(rc_.settings.gpu_zero_copy_packets) +
+             ", persistent pipeline: batches of up to " + std::to_string(rc_.settings.gpu_persistent_packets) +
              " packets served in place by a persistent kernel per chain of router NFs, others issued whole, " +
-             std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain";
+             std::to_string(rc_.settings.gpu_in_flight) + " batches in the kernel and as many issued per chain";
     if (fused_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
              ", fused pipeline: each batch's whole chain at once" + (graphs_ ? " as one CUDA graph, " : ", ") +
@@ -275,6 +276,7 @@ class GpuStage final : public ProcessingStage {
     std::vector<cudaStream_t> fused_streams;  // fused pipeline, stage 0: one per batch in flight
     std::vector<FusedGraph> fused_graphs;     // settings.gpu_graphs: one per fused stream
     size_t next_fused = 0;
+    size_t persistent_out = 0;  // of the flights, those in a persistent kernel's slots
     std::vector<cudaEvent_t> free_events;
     std::deque<Flight> flights;
     cudaStream_t stream() const { return lane ? lane->gs.stream : own_stream; }
@@ -314,7 +316,7 @@ class GpuStage final : public ProcessingStage {
     }
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
-    for (size_t i = 0; i < 2 * size_t(rc_.settings.gpu_in_flight); ++i) w.free_events.push_back(create_event(cudaEventDefault));
+    for (size_t i = 0; i < 2 * flight_depth(); ++i) w.free_events.push_back(create_event(cudaEventDefault));
   }
 
   size_t worker_index(size_t c, size_t s) const {
@@ -359,7 +361,7 @@ class GpuStage final : public ProcessingStage {
     ChainFlow& flow = *flows_[c];
     const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
     // settings.gpu_in_flight: batches on the stage's stream at once (1..64, checked at parse).
-    const size_t depth = temporal ? 1 : rc_.settings.gpu_in_flight;
+    const size_t depth = temporal ? 1 : flight_depth();
     unsigned idle = 0;
     for (;;) {
       bool progressed = false;
@@ -514,9 +516,18 @@ class GpuStage final : public ProcessingStage {
   }
 
   // A batch for the chain's persistent kernel: pinned host memory, small enough to run in place.
+  // With every slot taken, the batch is issued instead: under load the kernel's slots and the
+  // fused streams carry batches side by side.
   bool goes_persistent(const Worker& w, const Batch* b) const {
     return w.chain < persistent_.size() && persistent_[w.chain] && !b->device_resident() &&
-           b->memory_kind() == MemoryKind::host_pinned && b->count() <= rc_.settings.gpu_zero_copy_packets;
+           b->memory_kind() == MemoryKind::host_pinned && b->count() <= rc_.settings.gpu_persistent_packets &&
+           w.persistent_out < rc_.settings.gpu_in_flight;
+  }
+
+  // Batches a stage thread keeps out at once: gpu_in_flight, and under the persistent pipeline
+  // as many again in the persistent kernel's slots.
+  size_t flight_depth() const {
+    return rc_.settings.gpu_in_flight * (persistent_pipeline_ ? 2 : 1);
   }
 
   // Each NF's function with its tables now, into the next slot; nothing is launched.
@@ -532,6 +543,7 @@ class GpuStage final : public ProcessingStage {
     }
     note_time(b, &Times::issued_ns, monotonic_ns());
     f.ticket = persistent_[w.chain]->submit(b->view(), fns);
+    ++w.persistent_out;
     PcieTally t;
     t.zero_copy = 1;
     t.persistent = 1;
@@ -540,6 +552,7 @@ class GpuStage final : public ProcessingStage {
   }
 
   void finish_persistent(Worker& w, Flight& f) {
+    --w.persistent_out;
     const BatchView hv = f.batch->view();
     for (size_t k = 0; k < f.nf_done.size(); ++k)
       if (f.nf_done[k]) f.nf_done[k](hv.node_packets[k]);

@@ -91,7 +91,7 @@ MetricsSettings parse_metrics(const ConfigNode& n) {
 
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
-               "gpu_zero_copy_packets", "gpu_graphs",
+               "gpu_zero_copy_packets", "gpu_persistent_packets", "gpu_graphs",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
@@ -115,12 +115,15 @@ Settings parse_settings(const ConfigNode& n) {
   if (s.gpu_pipeline != "staged" && s.gpu_pipeline != "fused" && s.gpu_pipeline != "persistent")
     n["gpu_pipeline"].fail("gpu_pipeline must be staged, fused or persistent");
   const bool whole_chain = s.gpu_pipeline != "staged";
-  // persistent: the batches its kernel serves in place; 1024 packets are about 16 us of a
-  // 64 B source at 64 Mpps, longer than the deadlines that latency asks for.
-  s.gpu_zero_copy_packets = static_cast<uint32_t>(
-      n.int_or("gpu_zero_copy_packets", s.gpu_pipeline == "persistent" ? 1024 : 0, 0, 1 << 20));
+  s.gpu_zero_copy_packets = static_cast<uint32_t>(n.int_or("gpu_zero_copy_packets", 0, 0, 1 << 20));
   if (n.has("gpu_zero_copy_packets") && !whole_chain)
     n["gpu_zero_copy_packets"].fail("gpu_zero_copy_packets applies to gpu_pipeline: fused or persistent");
+  // The batches a persistent kernel serves in place: 1024 packets are 16 us of a 64 Mpps
+  // source, longer than the batching deadlines latency asks for.
+  s.gpu_persistent_packets =
+      static_cast<uint32_t>(n.int_or("gpu_persistent_packets", s.gpu_persistent_packets, 1, 1 << 20));
+  if (n.has("gpu_persistent_packets") && s.gpu_pipeline != "persistent")
+    n["gpu_persistent_packets"].fail("gpu_persistent_packets applies to gpu_pipeline: persistent");
   if (n.has("gpu_graphs")) s.gpu_graphs = n["gpu_graphs"].as_bool();
   if (s.gpu_graphs && s.gpu_pipeline != "fused")
     n["gpu_graphs"].fail("gpu_graphs applies to gpu_pipeline: fused (a staged pipeline issues one NF "

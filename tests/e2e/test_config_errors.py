@@ -118,6 +118,8 @@ chains:
     ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged, fused or persistent"),
     ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused or persistent"),
     ("{gpu_pipeline: persistent, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
+    ("{gpu_pipeline: fused, gpu_persistent_packets: 256}", "applies to gpu_pipeline: persistent"),
+    ("{gpu_pipeline: persistent, gpu_persistent_packets: 0}", "out of range [1, 1048576]"),
     ("{gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{gpu_pipeline: staged, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
 ])
