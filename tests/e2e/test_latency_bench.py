@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from conftest import REPO, check_accounting
+from conftest import REPO, check_accounting, run_gpunfv
 
 
 def run_script(gpunfv, script, out, *args):
@@ -110,3 +110,18 @@ def test_repeated_rows_report_the_median_run_with_min_and_max(gpunfv, tmp_path):
                      "router-unco-50.r1.json", "router-unco-50.r2.json"]
     table = (out / "table.md").read_text()
     assert "median run of 2" in table and "/2 |" in table
+
+
+def test_low_latency_example_runs_and_reports_its_bound(gpunfv, tmp_path):
+    """examples/router-low-latency.yaml (the persistent pipeline's settings) runs as shipped:
+    on the CPU backend here, where its GPU settings are read and the chain runs on workers."""
+    report_path = tmp_path / "report.json"
+    proc = run_gpunfv(gpunfv, "run", REPO / "examples" / "router-low-latency.yaml", "--backend", "cpu",
+                      "-q", "--report", report_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    check_accounting(report)
+    assert report["totals"]["tx_packets"] + report["totals"]["dropped"] == 2_000_000
+    chain = report["chains"][0]
+    assert chain["latency_bound_us"] == 50
+    assert chain["bound_held"] == (chain["latency_ns"]["p99"] <= 50_000)
