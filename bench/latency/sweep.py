@@ -8,7 +8,7 @@ latency bound. With --repeats R every row is run R times and reported as the med
 p99) with the repeats' min and max of each figure. Writes results.json, table.md and
 latency-vs-load.png (where matplotlib is installed) into OUT.
 
-usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd]
+usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd,fwrouter]
            [--policies unco,fused,fused-graph,persistent,fair,temporal,gnet] [--loads 10,30,50,70,90,100]
            [--seconds 2] [--repeats 1]
            [--size 64] [--queues 8] [--bound-us router=50,sd=500] [--batch 8192]
@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE.parent / "chains"))
 import make_configs  # noqa: E402  (the chain evaluation's NF configurations)
 
 make_configs.CHAINS.setdefault("router", ["router"])
+make_configs.CHAINS.setdefault("fwrouter", ["fw", "router"])  # a firewall in front of the router
 FULL_TABLE = make_configs.DATA / "router" / "bart_fulltable_ipv4_prefixes.txt.gz"
 BENCH_RANGE = "198.18.0.0/15"  # RFC 2544's benchmark range: the generator's default destinations
 
@@ -53,7 +54,7 @@ def chain_config(chain, policy, args, rate, live, model):
     for key_value in args.settings:
         text += f"  {key_value.strip()}\n"
     gen = f"rate: {rate:.0f}pps, live: true, " if live else "rate: 0, "
-    if make_configs.CHAINS[chain] == ["router"]:
+    if make_configs.CHAINS[chain][-1] == "router" and "ipsec" not in make_configs.CHAINS[chain]:
         gen += "dst_from: router, "  # destinations drawn from the table, as routers see them
     else:
         text = text.replace(str(FULL_TABLE), str(routes_with_bench_range(args.out)))

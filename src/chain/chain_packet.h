@@ -9,10 +9,23 @@
 
 #include "chain/chain_switch.h"
 #include "chain/classify.h"
+#include "chain/runtime_config.h"
 #include "core/batch.h"
 #include "nf/device_packet_dispatch.h"
 
 namespace gpunfv {
+
+// Most NFs a chain run per packet may hold (the persistent kernel copies their functions).
+inline constexpr uint32_t kMaxChainPacketNodes = 8;
+
+// Whether `c` can run per packet: at most kMaxChainPacketNodes NFs, each with a device packet
+// function (NetworkFunction::device_packet_kind).
+inline bool chain_runs_per_packet(const RuntimeConfig& rc, const Chain& c) {
+  if (c.path.size() > kMaxChainPacketNodes) return false;
+  for (uint16_t nf : c.path)
+    if (rc.nfs[nf]->device_packet_kind() == DevicePacketFnKind::none) return false;
+  return true;
+}
 
 // `sent(node)` is called with every node the packet is sent to (kChainDone included), as the
 // switch kernels count node_packets.

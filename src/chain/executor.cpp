@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "chain/batch_shape.h"
+#include "chain/chain_packet.h"
 #include "chain/collect_workers.h"
 #include "chain/egress.h"
 #include "chain/gpuring_feed.h"
@@ -39,12 +40,17 @@ uint32_t choose_workers(const RuntimeConfig& rc) {
 
 // GPU backend: NFs that sit at one node of each chain at most may count on the device
 // (NetworkFunction::count_on_device); their collect() then leaves the host.
+// Not to an NF on a chain the persistent pipeline's kernel runs: the kernel runs the NF's
+// per-packet function only, not the counting kernels its process_gpu() would add.
 void offer_device_counts(const RuntimeConfig& rc) {
   for (size_t nf = 0; nf < rc.nfs.size(); ++nf) {
-    bool once = true;
-    for (const Chain& c : rc.chains)
+    bool once = true, per_packet = false;
+    for (const Chain& c : rc.chains) {
+      const bool on = std::count(c.path.begin(), c.path.end(), uint16_t(nf)) > 0;
       once = once && std::count(c.path.begin(), c.path.end(), uint16_t(nf)) <= 1;
-    if (once) rc.nfs[nf]->count_on_device();
+      per_packet = per_packet || (on && rc.settings.gpu_pipeline == "persistent" && chain_runs_per_packet(rc, c));
+    }
+    if (once && !per_packet) rc.nfs[nf]->count_on_device();
   }
 }
 

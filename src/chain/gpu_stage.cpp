@@ -189,7 +189,7 @@ class GpuStage final : public ProcessingStage {
     prepare_device_for_persistent_kernels();
     persistent_.resize(rc_.chains.size());
     for (size_t c = 0; c < rc_.chains.size(); ++c)
-      if (persistent_chain_supported(rc_, rc_.chains[c]))
+      if (chain_runs_per_packet(rc_, rc_.chains[c]))
         persistent_[c] = std::make_unique<PersistentChain>(rc_, rc_.chains[c], rc_.settings.gpu_in_flight);
   }
 
@@ -242,7 +242,7 @@ class GpuStage final : public ProcessingStage {
     if (persistent_pipeline_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
              ", persistent pipeline: batches of up to " + std::to_string(rc_.settings.gpu_persistent_packets) +
-             " packets served in place by a persistent kernel per chain of router NFs, others issued whole, " +
+             " packets served in place by a persistent kernel per chain of routers and firewalls, others issued whole, " +
              std::to_string(rc_.settings.gpu_in_flight) + " batches in the kernel and as many issued per chain";
     if (fused_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +

@@ -43,8 +43,8 @@ __device__ void store_release(uint32_t* p, uint32_t v) {
   cuda::atomic_ref<uint32_t, cuda::thread_scope_system>(*p).store(v, cuda::memory_order_release);
 }
 
-// The header, copied into shared memory in 4-byte words by the whole block (one PCIe round
-// trip's worth of parallel reads instead of a thread reading 700 bytes).
+// The header, copied into shared memory in 4-byte words by the whole block (a few PCIe round
+// trips' worth of parallel reads instead of one thread reading a kilobyte).
 constexpr size_t kHeaderWords = offsetof(Slot, done) / 4;
 static_assert(offsetof(Slot, done) % 4 == 0);
 
@@ -53,6 +53,8 @@ __global__ void persistent_chain_kernel(Slot* slots, Control* control, ChainView
   __shared__ uint32_t counts[kMaxChainNodes];
   __shared__ int go;
   Slot* slot = &slots[blockIdx.x];
+  // The batch view and the path's functions only.
+  const uint32_t header_words = uint32_t((offsetof(Slot, fns) + nodes * sizeof(DevicePacketFn)) / 4);
   const BatchView& b = *reinterpret_cast<const BatchView*>(header);
   const DevicePacketFn* fns =
       reinterpret_cast<const DevicePacketFn*>(reinterpret_cast<const unsigned char*>(header) + offsetof(Slot, fns));
@@ -78,7 +80,7 @@ __global__ void persistent_chain_kernel(Slot* slots, Control* control, ChainView
     __syncthreads();
     if (!go) return;
     const uint32_t* src = reinterpret_cast<const uint32_t*>(slot);
-    for (uint32_t w = threadIdx.x; w < kHeaderWords; w += blockDim.x) header[w] = src[w];
+    for (uint32_t w = threadIdx.x; w < header_words; w += blockDim.x) header[w] = src[w];
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < b.count; i += blockDim.x)
       run_chain_on_packet(c, b, i, fns, nodes, [&](uint8_t to) {
@@ -96,13 +98,6 @@ __global__ void persistent_chain_kernel(Slot* slots, Control* control, ChainView
 
 }  // namespace
 
-bool persistent_chain_supported(const RuntimeConfig& rc, const Chain& c) {
-  if (c.path.size() > kMaxNodes) return false;
-  for (uint16_t nf : c.path)
-    if (rc.nfs[nf]->device_packet_kind() == DevicePacketFnKind::none) return false;
-  return true;
-}
-
 struct PersistentChain::Impl {
   ChainView view;
   uint32_t nodes = 0, slots = 0;
@@ -117,7 +112,7 @@ struct PersistentChain::Impl {
 
 PersistentChain::PersistentChain(const RuntimeConfig& rc, const Chain& c, uint32_t slots)
     : impl_(std::make_unique<Impl>()) {
-  if (!persistent_chain_supported(rc, c))
+  if (!chain_runs_per_packet(rc, c))
     throw std::invalid_argument("chain '" + c.name + "' cannot run in a persistent kernel");
   Impl& m = *impl_;
   m.view = c.view;

@@ -12,12 +12,11 @@
 // at most `slots` batches out and takes them back in submission order, so a slot's previous
 // batch is always back before the slot is written again.
 //
-// Only chains of at most kMaxNodes NFs that all have a device packet function
-// (NetworkFunction::device_packet_kind) can run here: persistent_chain_supported.
+// Only chains that can run per packet (chain/chain_packet.h: chain_runs_per_packet) run here.
 //
 // Errors: GpuError on CUDA failures, also when the kernel failed or ended while batches were
 // out (done() checks the kernel's stream now and then); std::invalid_argument for a chain
-// persistent_chain_supported refuses.
+// chain_runs_per_packet refuses.
 #pragma once
 
 #if GPUNFV_HAVE_CUDA
@@ -26,16 +25,15 @@
 
 #include <cuda_runtime.h>
 
+#include "chain/chain_packet.h"
 #include "chain/runtime_config.h"
 #include "nf/device_packet_fn.h"
 
 namespace gpunfv {
 
-bool persistent_chain_supported(const RuntimeConfig& rc, const Chain& c);
-
 class PersistentChain {
  public:
-  static constexpr uint32_t kMaxNodes = 8;
+  static constexpr uint32_t kMaxNodes = kMaxChainPacketNodes;
 
   // Allocates the slots and the kernel's stream (before any persistent kernel runs).
   PersistentChain(const RuntimeConfig& rc, const Chain& c, uint32_t slots);

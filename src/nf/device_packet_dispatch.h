@@ -3,6 +3,7 @@
 #pragma once
 
 #include "nf/device_packet_fn.h"
+#include "nf/firewall/firewall_logic.h"
 #include "nf/router/router_logic.h"
 #include "nf/run_per_packet.h"
 
@@ -14,6 +15,8 @@ GPUNFV_HD inline bool step_device_packet_fn(const BatchView& b, uint32_t i, uint
   switch (f.kind) {
     case DevicePacketFnKind::router:
       return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{});
+    case DevicePacketFnKind::firewall:
+      return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{});
     case DevicePacketFnKind::none:
       break;
   }

@@ -18,9 +18,9 @@
 
 namespace gpunfv {
 
-enum class DevicePacketFnKind : uint8_t { none, router };
+enum class DevicePacketFnKind : uint8_t { none, router, firewall };
 
-inline constexpr size_t kDevicePacketViewBytes = 64;
+inline constexpr size_t kDevicePacketViewBytes = 256;
 
 struct DevicePacketFn {
   DevicePacketFnKind kind = DevicePacketFnKind::none;

@@ -10,11 +10,8 @@
 #include "chain/chain_packet.h"
 #include "chain/processing_stage.h"
 #include "config/config.h"
+#include "nf/firewall/firewall.h"
 #include "nf/router/router.h"
-
-#if GPUNFV_HAVE_CUDA
-#include "chain/persistent_chain.h"
-#endif
 #include "tests/chain/chain_test_util.h"
 
 namespace gpunfv {
@@ -24,10 +21,12 @@ using testing::source_dir;
 using testing::temp_dir;
 using testing::write_file;
 
-// Routers r1..rN over one table (r2 and later spread their next hops the other way round).
+// Routers r1..rN over one table (r2 and later spread their next hops the other way round), and
+// a firewall fw dropping UDP to 10.0.0.0/12.
 std::string router_config(const std::string& dir_name, const std::string& chain, int routers = 2) {
   auto dir = temp_dir(dir_name);
-  std::string nfs;
+  write_file(dir / "fw.rules", "@10.0.0.0/12 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF 0x0000/0x0000 drop\n");
+  std::string nfs = "  - {name: fw, type: firewall, rules: fw.rules, action: drop, default: accept}\n";
   for (int k = 1; k <= routers; ++k)
     nfs += "  - {name: r" + std::to_string(k) + ", type: router, routes: {file: " + source_dir() +
            "/data/router/bart_ipv4_random5000.txt, spread: " + (k == 1 ? "[p1, p2]" : "[p2, p1]") + "}}\n";
@@ -49,9 +48,13 @@ uint64_t expect_per_packet_chain_equals_cpu(const std::string& cfg) {
   for (auto& nf : rc.nfs) nf->prepare(Backend::cpu);
   const Chain& chain = rc.chains[0];
   std::vector<DevicePacketFn> fns;
-  for (uint16_t nf : chain.path)
-    fns.push_back(DevicePacketFn::of(DevicePacketFnKind::router,
-                                     dynamic_cast<const Router&>(*rc.nfs[nf]).host_view()));
+  for (uint16_t nf : chain.path) {
+    if (const auto* fw = dynamic_cast<const Firewall*>(rc.nfs[nf].get()))
+      fns.push_back(DevicePacketFn::of(DevicePacketFnKind::firewall, fw->host_view()));
+    else
+      fns.push_back(DevicePacketFn::of(DevicePacketFnKind::router,
+                                       dynamic_cast<const Router&>(*rc.nfs[nf]).host_view()));
+  }
   const BatchShape shape = plan_batch_shape(rc);
   Port& port = *rc.ports[0];
   uint64_t compared = 0;
@@ -76,6 +79,9 @@ uint64_t expect_per_packet_chain_equals_cpu(const std::string& cfg) {
       EXPECT_EQ(va.next_nf[i], vb.next_nf[i]) << i;
       EXPECT_EQ(va.out_port[i], vb.out_port[i]) << i;
       EXPECT_EQ(0, std::memcmp(&va.headers[i], &vb.headers[i], sizeof(PacketHeaders))) << i;
+      EXPECT_EQ(0, std::memcmp(va.results.framework_data() + size_t(i) * va.result_stride,
+                               vb.results.framework_data() + size_t(i) * vb.result_stride, va.result_stride))
+          << i;
       EXPECT_EQ(0, std::memcmp(va.data.framework_data() + size_t(i) * va.stride,
                                vb.data.framework_data() + size_t(i) * vb.stride,
                                std::min<uint32_t>(va.len[i], va.stride)))
@@ -100,18 +106,25 @@ TEST(ChainPacket, BranchyChainEqualsTheCpuBackend) {
   EXPECT_EQ(expect_per_packet_chain_equals_cpu(router_config("chain-packet-branchy", chain)), 20000u);
 }
 
+// The firewall's verdicts and its results slice (the matching rule) as well.
+TEST(ChainPacket, FirewallAndRouterChainEqualsTheCpuBackend) {
+  EXPECT_EQ(expect_per_packet_chain_equals_cpu(router_config("chain-packet-fw", "{from: in, path: [fw, r1]}")),
+            20000u);
+}
+
 #if GPUNFV_HAVE_CUDA
 // Which chains the persistent pipeline's kernel takes: every NF with a device packet function,
-// at most PersistentChain::kMaxNodes of them.
-TEST(ChainPacket, PersistentKernelTakesChainsOfRoutersUpToItsLength) {
-  const int n = int(PersistentChain::kMaxNodes) + 1;
+// at most kMaxChainPacketNodes of them.
+TEST(ChainPacket, PersistentKernelTakesChainsOfItsNfsUpToItsLength) {
+  const int n = int(kMaxChainPacketNodes) + 1;
   std::string path = "r1";
   for (int k = 2; k <= n; ++k) path += ", r" + std::to_string(k);
   RuntimeConfig rc = load_runtime_config(router_config("chain-packet-short", "{from: in, path: [r1, r2]}"));
-  EXPECT_EQ(rc.nfs[0]->device_packet_kind(), DevicePacketFnKind::router);
-  EXPECT_TRUE(persistent_chain_supported(rc, rc.chains[0]));
+  EXPECT_EQ(rc.nfs[0]->device_packet_kind(), DevicePacketFnKind::firewall);
+  EXPECT_EQ(rc.nfs[1]->device_packet_kind(), DevicePacketFnKind::router);
+  EXPECT_TRUE(chain_runs_per_packet(rc, rc.chains[0]));
   RuntimeConfig longer = load_runtime_config(router_config("chain-packet-long", "{from: in, path: [" + path + "]}", n));
-  EXPECT_FALSE(persistent_chain_supported(longer, longer.chains[0]));  // kMaxNodes + 1 nodes
+  EXPECT_FALSE(chain_runs_per_packet(longer, longer.chains[0]));  // one NF too many
 }
 #endif
 

@@ -509,8 +509,15 @@ TEST(GpuStage, PersistentPipelineIssuesLargerBatchesInOrder) {
   EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), 24u) << r.dump();
 }
 
-// A chain with an NF that has no device packet function (here the firewall and the NIDS) is
-// issued as under gpu_pipeline: fused (here with gpu_zero_copy_packets: 4096, so in place).
+// The firewall and the router in the kernel: verdicts, next hops and the firewall's results.
+TEST(GpuStage, PersistentPipelineFirewallAndRouterEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = persistent_equals_cpu(persistent_config("gpu-persistent-fw", 100000, "[fw, r1]", 4096));
+  EXPECT_GE(r["pcie"]["persistent_batches"].get<uint64_t>(), 4u) << r.dump();
+}
+
+// A chain with an NF that has no device packet function (here the NIDS) is issued as under
+// gpu_pipeline: fused (here with gpu_zero_copy_packets: 4096, so in place).
 TEST(GpuStage, PersistentPipelineIssuesOtherChainsAsFused) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   const nlohmann::json r =

@@ -57,6 +57,20 @@ def test_sweep_fused_policies_make_loadable_configs(gpunfv, tmp_path):
     assert "gpu_pipeline: persistent" in persistent and "scheduler: unco" in persistent
 
 
+def test_sweep_fwrouter_chain_draws_destinations_from_the_table(gpunfv, tmp_path):
+    """`fwrouter` (a firewall in front of the router) is a chain the sweep knows: its generator
+    sends to the router's prefixes, as the router chain's does, so packets are routed."""
+    out = tmp_path / "sweep"
+    run_script(gpunfv, "sweep", out,
+               "--backend", "cpu", "--chains", "fwrouter", "--policies", "persistent", "--loads", "50",
+               "--seconds", "0.3", "--queues", "1", "--batch", "256", "--capacity", "fwrouter=0.2")
+    cfg = (out / "configs" / "fwrouter-persistent-50.yaml").read_text()
+    assert "dst_from: router" in cfg and "type: firewall" in cfg
+    report = json.loads(next((out / "reports").glob("fwrouter-persistent-50*.json")).read_text())
+    check_accounting(report)
+    assert report["totals"]["tx_packets"] > 0
+
+
 def test_two_chains_report_each_chain_against_its_bound(gpunfv, tmp_path):
     """bench/latency/two_chains.py on the CPU backend: S_d and a light router chain, each with
     its own generator and bound; one row per chain, its quantiles against its own bound."""

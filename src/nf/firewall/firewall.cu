@@ -58,6 +58,13 @@ void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
   t.count(stream.packets);
 }
 
+DevicePacketUse Firewall::device_packet_use() const {
+  const auto t = tables_.pin();
+  const FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
+                          no_match_action_ == FirewallAction::drop};
+  return {DevicePacketFn::of(DevicePacketFnKind::firewall, view), [t](uint32_t packets) { t.count(packets); }};
+}
+
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).
 GPUNFV_REGISTER_KERNEL(per_packet_kernel<FirewallView, FirewallLogic>);
 GPUNFV_REGISTER_KERNEL(count_packets_kernel<FirewallCountSlot>);

@@ -83,6 +83,9 @@ class Firewall final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView& device_batch, uint8_t position,
                    const GpuStream& stream) const override;
+  DevicePacketFnKind device_packet_kind() const override { return DevicePacketFnKind::firewall; }
+  // Pins the live rule set until the batch is back, so a replacement waits for it.
+  DevicePacketUse device_packet_use() const override;
 #endif
   uint32_t result_bytes() const override { return kFirewallResultBytes; }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
