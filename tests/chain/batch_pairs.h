@@ -16,6 +16,7 @@
 #include "chain/processing_stage.h"
 #include "core/batch.h"
 #include "io/port.h"
+#include "tests/fixtures/gpu_equals_cpu.h"
 
 namespace gpunfv::testing {
 
@@ -63,25 +64,13 @@ inline void run_all_on_stage(ProcessingStage& stage, std::vector<std::unique_ptr
   stage.stop();
 }
 
-// Every field egress reads, every results record and every frame byte equal; the packets compared.
+// Every pair equal (fixtures::expect_batches_equal); the packets compared, up to the first
+// difference.
 inline uint64_t expect_pairs_equal(const BatchPairs& p) {
   uint64_t compared = 0;
   for (size_t k = 0; k < p.cpu.size(); ++k) {
-    BatchView a = p.cpu[k]->view(), b = p.gpu[k]->view();
-    for (uint32_t i = 0; i < a.count; ++i, ++compared) {
-      EXPECT_EQ(a.len[i], b.len[i]) << k << ":" << i;
-      EXPECT_EQ(a.verdict[i], b.verdict[i]) << k << ":" << i;
-      EXPECT_EQ(a.next_nf[i], b.next_nf[i]) << k << ":" << i;
-      EXPECT_EQ(0, std::memcmp(&a.headers[i], &b.headers[i], sizeof(PacketHeaders))) << k << ":" << i;
-      EXPECT_EQ(0, std::memcmp(a.results.framework_data() + size_t(i) * a.result_stride,
-                               b.results.framework_data() + size_t(i) * b.result_stride, a.result_stride))
-          << k << ":" << i;
-      EXPECT_EQ(0, std::memcmp(a.data.framework_data() + size_t(i) * a.stride,
-                               b.data.framework_data() + size_t(i) * b.stride,
-                               std::min<uint32_t>(a.len[i], a.stride)))
-          << k << ":" << i;
-      if (::testing::Test::HasFailure()) return compared;  // the first difference is enough
-    }
+    compared += fixtures::expect_batches_equal(*p.cpu[k], *p.gpu[k], compared);
+    if (::testing::Test::HasFailure()) break;
   }
   return compared;
 }

@@ -16,6 +16,7 @@
 #include "gpu/device_buffer.h"
 #include "nf/firewall/firewall.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/gpu_equals_cpu.h"
 #include "tests/nf/firewall/firewall_test_util.h"
 
 namespace gpunfv {
@@ -65,29 +66,17 @@ TEST(GpuFirewall, TenThousandRuleSetEqualsCpu) {
   }
   std::memset(v.results.framework_data(), 0xAB, size_t(n) * 8);
 
-  // The same batch on the device.
-  DeviceBuffer<uint8_t> device(cpu.layout().bytes);
-  ASSERT_EQ(cudaMemcpy(device.data(), cpu.base(), cpu.layout().bytes, cudaMemcpyHostToDevice),
-            cudaSuccess);
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  fw.process_gpu(cpu.layout().view(device.data(), n), 0, GpuStream{stream, 0, 256});
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const std::unique_ptr<Batch> gpu = fixtures::run_on_gpu(fw, cpu, 0, GpuStream{stream, 0, 256});
+  fw.release_gpu_lane(stream);
   cudaStreamDestroy(stream);
-  Batch gpu(n, 128, MemoryKind::host, 8);
-  gpu.set_count(n);
-  ASSERT_EQ(cudaMemcpy(gpu.base(), device.data(), cpu.layout().bytes, cudaMemcpyDeviceToHost),
-            cudaSuccess);
-
   fw.process(v, 0, n, 0);
-  const BatchView g = gpu.view();
+  ASSERT_EQ(fixtures::expect_batches_equal(cpu, *gpu), n);
+
+  const BatchView g = gpu->view();
   size_t dropped = 0, matched = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    ASSERT_EQ(v.verdict[i], g.verdict[i]) << i;
-    ASSERT_EQ(v.next_nf[i], g.next_nf[i]) << i;
-    ASSERT_EQ(0, std::memcmp(v.results.framework_data() + size_t(i) * 8,
-                             g.results.framework_data() + size_t(i) * 8, 8))
-        << i;
     uint32_t rule;
     std::memcpy(&rule, g.results.framework_data() + size_t(i) * 8 + 4, 4);
     // And both are the linear scan's answer for what the packet carries.

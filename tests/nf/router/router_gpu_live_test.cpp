@@ -14,6 +14,7 @@
 #include "gpu/device_buffer.h"
 #include "nf/router/router.h"
 #include "route_sequence.h"
+#include "tests/fixtures/gpu_equals_cpu.h"
 #include "tests/nf/firewall/firewall_test_util.h"
 
 namespace gpunfv {
@@ -38,17 +39,11 @@ size_t gpu_vs_cpu(const Router& router, const std::vector<uint32_t>& addrs, bool
     v.next_nf[i] = 0;
     v.verdict[i] = uint8_t(parse_headers(PacketRef(v, i).frame(), v.headers[i]));
   }
-  DeviceBuffer<uint8_t> device(cpu.layout().bytes);
-  EXPECT_EQ(cudaMemcpy(device.data(), cpu.base(), cpu.layout().bytes, cudaMemcpyHostToDevice), cudaSuccess);
   GpuStream gs{stream, 0, 256};
   gs.packets = count_known ? n : 0;  // 0: the router counts them on the device
-  router.process_gpu(cpu.layout().view(device.data(), n), 0, gs);
-  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  Batch gpu(n, 128, MemoryKind::host);
-  gpu.set_count(n);
-  EXPECT_EQ(cudaMemcpy(gpu.base(), device.data(), cpu.layout().bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::unique_ptr<Batch> gpu = fixtures::run_on_gpu(router, cpu, 0, gs);
   router.process(v, 0, n, 0);
-  const BatchView g = gpu.view();
+  const BatchView g = gpu->view();
   size_t bad = 0;
   for (uint32_t i = 0; i < n; ++i)
     bad += v.verdict[i] != g.verdict[i] || v.out_port[i] != g.out_port[i];
