@@ -46,9 +46,9 @@ void offer_device_counts(const RuntimeConfig& rc) {
   for (size_t nf = 0; nf < rc.nfs.size(); ++nf) {
     bool once = true, per_packet = false;
     for (const Chain& c : rc.chains) {
-      const bool on = std::count(c.path.begin(), c.path.end(), uint16_t(nf)) > 0;
-      once = once && std::count(c.path.begin(), c.path.end(), uint16_t(nf)) <= 1;
-      per_packet = per_packet || (on && rc.settings.gpu_pipeline == "persistent" && chain_runs_per_packet(rc, c));
+      const auto nodes = std::count(c.path.begin(), c.path.end(), uint16_t(nf));
+      once = once && nodes <= 1;
+      per_packet = per_packet || (nodes > 0 && rc.settings.gpu_pipeline == "persistent" && chain_runs_per_packet(rc, c));
     }
     if (once && !per_packet) rc.nfs[nf]->count_on_device();
   }

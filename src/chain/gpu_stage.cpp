@@ -535,7 +535,7 @@ class GpuStage final : public ProcessingStage {
     const Chain& chain = rc_.chains[w.chain];
     Flight f;
     f.batch = b;
-    DevicePacketFn fns[PersistentChain::kMaxNodes];
+    DevicePacketFn fns[kMaxChainPacketNodes];
     for (size_t k = 0; k < chain.path.size(); ++k) {
       DevicePacketUse use = rc_.nfs[chain.path[k]]->device_packet_use();
       fns[k] = use.fn;

@@ -18,14 +18,13 @@ namespace gpunfv {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr uint32_t kMaxNodes = PersistentChain::kMaxNodes;
 
 // One batch in flight, in pinned host memory. The header (batch, fns) is read by the block
 // only after the control word showed its ticket, and written by the host only after it saw the
 // slot's previous done.
 struct Slot {
   BatchView batch;
-  DevicePacketFn fns[kMaxNodes];
+  DevicePacketFn fns[kMaxChainPacketNodes];
   alignas(64) uint32_t done;  // the device's release: the ticket of the batch that is back
 };
 

@@ -33,8 +33,6 @@ namespace gpunfv {
 
 class PersistentChain {
  public:
-  static constexpr uint32_t kMaxNodes = kMaxChainPacketNodes;
-
   // Allocates the slots and the kernel's stream (before any persistent kernel runs).
   PersistentChain(const RuntimeConfig& rc, const Chain& c, uint32_t slots);
   ~PersistentChain();
