@@ -13,6 +13,7 @@
 #include "nf/firewall/firewall.h"
 #include "nf/router/router.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/gpu_equals_cpu.h"
 
 namespace gpunfv {
 namespace {
@@ -74,20 +75,8 @@ uint64_t expect_per_packet_chain_equals_cpu(const std::string& cfg) {
         if (to != kChainDone) ++sent[to];
       });
     for (uint32_t k = 0; k < chain.path.size(); ++k) EXPECT_EQ(va.node_packets[k], sent[k]) << k;
-    for (uint32_t i = 0; i < va.count; ++i, ++compared) {
-      EXPECT_EQ(va.verdict[i], vb.verdict[i]) << i;
-      EXPECT_EQ(va.next_nf[i], vb.next_nf[i]) << i;
-      EXPECT_EQ(va.out_port[i], vb.out_port[i]) << i;
-      EXPECT_EQ(0, std::memcmp(&va.headers[i], &vb.headers[i], sizeof(PacketHeaders))) << i;
-      EXPECT_EQ(0, std::memcmp(va.results.framework_data() + size_t(i) * va.result_stride,
-                               vb.results.framework_data() + size_t(i) * vb.result_stride, va.result_stride))
-          << i;
-      EXPECT_EQ(0, std::memcmp(va.data.framework_data() + size_t(i) * va.stride,
-                               vb.data.framework_data() + size_t(i) * vb.stride,
-                               std::min<uint32_t>(va.len[i], va.stride)))
-          << i;
-      if (::testing::Test::HasFailure()) return compared;  // the first difference is enough
-    }
+    compared += fixtures::expect_views_equal(va, vb, compared);
+    if (::testing::Test::HasFailure()) break;  // the first difference is enough
   }
   return compared;
 }

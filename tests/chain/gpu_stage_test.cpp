@@ -102,6 +102,23 @@ settings: {batch_size: 4096, batches: 8)" + settings + R"(}
 )");
 }
 
+// `rc`'s NFs prepared for both backends, its first port read into batch pairs of its batch
+// shape, and the CPU halves run through its first chain.
+struct CpuRunPairs {
+  BatchShape shape;
+  BatchPairs pairs;
+};
+CpuRunPairs pairs_run_on_cpu(RuntimeConfig& rc) {
+  for (auto& nf : rc.nfs) {
+    nf->prepare(Backend::cpu);
+    nf->prepare(Backend::gpu);
+  }
+  CpuRunPairs r{plan_batch_shape(rc), {}};
+  r.pairs = read_batch_pairs(*rc.ports[0], r.shape);
+  for (auto& c : r.pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  return r;
+}
+
 // Runs the same input through run_chain_cpu and the GPU stage and compares every byte and
 // every metadata field egress reads. `report`: the GPU stage's report (where given). `beside`
 // (where given) runs on a thread of its own while the batches flow, until `stop` is set.
@@ -245,13 +262,7 @@ settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pi
                                                     ", scheduler: " + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
-  for (auto& nf : rc.nfs) {
-    nf->prepare(Backend::cpu);
-    nf->prepare(Backend::gpu);
-  }
-  const BatchShape shape = plan_batch_shape(rc);
-  BatchPairs pairs = read_batch_pairs(*rc.ports[0], shape);
-  for (auto& c : pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  auto [shape, pairs] = pairs_run_on_cpu(rc);
 
   setenv("GPUNFV_DEBUG_REPLAN_MS", "2", 1);
   auto stage = make_gpu_stage(rc, shape);
@@ -325,15 +336,11 @@ TEST(GpuStage, FusedGraphsBranchyChainEqualsCpu) {
   EXPECT_EQ(r["pcie"]["host_batches"].get<uint64_t>(), batches - 1) << r.dump();
 }
 
-// Route updates while batches are recorded into graphs: an update synchronizes the streams
-// that launched over the copy it rewrites, which it may do only once every recording under way
-// is launched (gpu/graph_launch_gate.h); synchronizing a stream while it captures would fail
-// the update. The toggled prefix (240.0.0.0/8: no route of the table covers it, so none of
-// the generator's destinations) changes no packet's route: the output stays the CPU's.
-TEST(GpuStage, FusedGraphsBesideRouteUpdatesEqualCpu) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  uint64_t updates = 0;
-  const Beside toggle = [&](RuntimeConfig& rc, const std::atomic<bool>& stop) {
+// Adds and deletes a prefix of the first NF (a router) over and over until stopped, counting
+// the updates. The prefix (240.0.0.0/8: no route of the table covers it, so none of the
+// generator's destinations) changes no packet's route: the output stays the CPU's.
+Beside route_toggler(uint64_t& updates) {
+  return [&updates](RuntimeConfig& rc, const std::atomic<bool>& stop) {
     auto& router = dynamic_cast<Router&>(*rc.nfs[0]);
     const Ipv4Prefix unused = *parse_ipv4_prefix("240.0.0.0/8");
     while (!stop) {
@@ -342,6 +349,16 @@ TEST(GpuStage, FusedGraphsBesideRouteUpdatesEqualCpu) {
       ++updates;
     }
   };
+}
+
+// Route updates while batches are recorded into graphs: an update synchronizes the streams
+// that launched over the copy it rewrites, which it may do only once every recording under way
+// is launched (gpu/graph_launch_gate.h); synchronizing a stream while it captures would fail
+// the update.
+TEST(GpuStage, FusedGraphsBesideRouteUpdatesEqualCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  uint64_t updates = 0;
+  const Beside toggle = route_toggler(updates);
   nlohmann::json r;
   compare_backends(config("gpu-fused-graphs-updates",
                           "{name: in, type: generator, size: imix, flows: 2000, count: 200000, "
@@ -455,13 +472,7 @@ TEST(GpuStage, FusedGraphsEndToEndEqualsCpu) {
 // compares them; `beside` runs on its own thread meanwhile. Returns the stage's report.
 nlohmann::json persistent_equals_cpu(const std::string& cfg_path, const Beside& beside = {}) {
   RuntimeConfig rc = load_runtime_config(cfg_path);
-  for (auto& nf : rc.nfs) {
-    nf->prepare(Backend::cpu);
-    nf->prepare(Backend::gpu);
-  }
-  const BatchShape shape = plan_batch_shape(rc);
-  BatchPairs pairs = read_batch_pairs(*rc.ports[0], shape);
-  for (auto& c : pairs.cpu) run_chain_cpu(rc, rc.chains[0], c->view());
+  auto [shape, pairs] = pairs_run_on_cpu(rc);
   auto stage = make_gpu_stage(rc, shape);
   std::vector<Batch*> batches;
   for (auto& b : pairs.gpu) batches.push_back(b.get());
@@ -531,15 +542,7 @@ TEST(GpuStage, PersistentPipelineIssuesOtherChainsAsFused) {
 TEST(GpuStage, PersistentPipelineBesideRouteUpdatesEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   uint64_t updates = 0;
-  const Beside toggle = [&](RuntimeConfig& rc, const std::atomic<bool>& stop) {
-    auto& router = dynamic_cast<Router&>(*rc.nfs[0]);
-    const Ipv4Prefix unused = *parse_ipv4_prefix("240.0.0.0/8");
-    while (!stop) {
-      const bool add = updates % 2 == 0;
-      router.update({{unused, add ? std::optional<uint16_t>(1) : std::nullopt, add ? "p1" : ""}}, "toggle");
-      ++updates;
-    }
-  };
+  const Beside toggle = route_toggler(updates);
   persistent_equals_cpu(persistent_config("gpu-persistent-updates", 200000, "[r1]", 4096), toggle);
   EXPECT_GT(updates, 0u);
 }

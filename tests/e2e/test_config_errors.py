@@ -135,7 +135,11 @@ settings: {settings}
     expect_config_error(gpunfv, config, f"{config}:6", needle)
 
 
-def test_gpu_graphs_beside_a_gpuring_port_refused(gpunfv, tmp_path):
+@pytest.mark.parametrize("settings, needles", [
+    ("{scheduler: unco, gpu_pipeline: fused, gpu_graphs: true}", ("gpu_graphs",)),
+    ("{scheduler: unco, gpu_pipeline: persistent}", ("gpu_pipeline: persistent",)),
+])
+def test_gpu_persistent_kernel_settings_beside_a_gpuring_port_refused(gpunfv, tmp_path, settings, needles):
     # Refused at load, before any CUDA call: holds on machines without a GPU too.
     config = config_file(tmp_path, f"""\
 ports:
@@ -144,22 +148,9 @@ ports:
     source: {{type: generator, count: 10}}
 chains:
   - {{from: gr, path: []}}
-settings: {{scheduler: unco, gpu_pipeline: fused, gpu_graphs: true}}
+settings: {settings}
 """)
-    expect_config_error(gpunfv, config, f"{config}:7", "gpu_graphs", "gpuring port 'gr'")
-
-
-def test_persistent_pipeline_beside_a_gpuring_port_refused(gpunfv, tmp_path):
-    config = config_file(tmp_path, f"""\
-ports:
-  - name: gr
-    type: gpuring
-    source: {{type: generator, count: 10}}
-chains:
-  - {{from: gr, path: []}}
-settings: {{scheduler: unco, gpu_pipeline: persistent}}
-""")
-    expect_config_error(gpunfv, config, f"{config}:7", "gpu_pipeline: persistent", "gpuring port 'gr'")
+    expect_config_error(gpunfv, config, f"{config}:7", *needles, "gpuring port 'gr'")
 
 
 def test_unknown_port_type(gpunfv, tmp_path):
