@@ -191,7 +191,7 @@ Row run_gpunfv(ForwardMode mode, uint32_t size, uint32_t db, double seconds,
     row.note = fmt::format("bytes: {}, {:.1f} frames/post", row.byte_counts, posts ? double(pkts) / posts : 0.0) + row.note;
   // A drop shrinks the circulating seed: say so, the rate is then not comparable.
   for (const Forwarder* f : {&f1, &f2})
-    for (int r = 1; r < kDropReasonCount; ++r)
+    for (int r = 1; r < kMaxDropReasons; ++r)
       if (uint64_t n = f->result().drops.by_reason[r])
         row.note += fmt::format(" {} {}", n, drop_reason_name(DropReason(r)));
   return row;

@@ -13,6 +13,7 @@
 #include "core/parse.h"
 #include "fuzz/fuzz_util.h"
 #include "nf/firewall/firewall.h"
+#include "nf/firewall/firewall_logic.h"
 
 using namespace gpunfv;
 using namespace gpunfv::fuzz;
@@ -108,8 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint32_t want = first_match_linear(match, t);
     FUZZ_CHECK(result == want);
     const DropReason want_verdict =
-        want == kNoRule ? (drop_by_default ? DropReason::firewall_default : DropReason::none)
-                        : (drops[want] ? DropReason::firewall_rule : DropReason::none);
+        want == kNoRule ? (drop_by_default ? drop_reason(FirewallDrop::firewall_default) : DropReason::none)
+                        : (drops[want] ? drop_reason(FirewallDrop::firewall_rule) : DropReason::none);
     FUZZ_CHECK(got == want_verdict);
     FUZZ_CHECK(std::memcmp(v.data.framework_data() + size_t(i) * kStride, f.data(), f.size()) == 0);
   }

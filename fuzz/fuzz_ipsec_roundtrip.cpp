@@ -13,6 +13,7 @@
 #include "core/parse.h"
 #include "fuzz/fuzz_util.h"
 #include "nf/ipsec/ipsec.h"
+#include "nf/ipsec/esp.h"
 
 using namespace gpunfv;
 using namespace gpunfv::fuzz;
@@ -81,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (best < 0 || sas[k].match->len > sas[size_t(best)].match->len) best = int(k), tie = false;
     }
     if (best < 0) {
-      FUZZ_CHECK(got == DropReason::ipsec_no_sa);
+      FUZZ_CHECK(got == drop_reason(IpsecDrop::ipsec_no_sa));
       continue;
     }
     if (got == DropReason::oversize) continue;  // the slot cannot hold the ESP packet

@@ -11,6 +11,7 @@
 #include "core/parse.h"
 #include "fuzz/fuzz_util.h"
 #include "nf/router/router.h"
+#include "nf/router/router_logic.h"
 
 using namespace gpunfv;
 using namespace gpunfv::fuzz;
@@ -91,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       ihl = (f[ip] & 0x0F) * 4u;
       if (ones_sum(f.data() + ip, ihl) != 0xFFFF) {
-        want = DropReason::ipv4_bad_checksum;
+        want = drop_reason(RouterDrop::ipv4_bad_checksum);
       } else {
         const uint32_t dst = be32(f.data() + ip + 16);
         int best = -1;
@@ -100,9 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               (best < 0 || routes[r].prefix.len > routes[size_t(best)].prefix.len))
             best = int(r);
         if (best < 0)
-          want = DropReason::no_route;
+          want = drop_reason(RouterDrop::no_route);
         else if (f[ip + 8] <= 1)
-          want = DropReason::ttl_expired;
+          want = drop_reason(RouterDrop::ttl_expired);
         else
           want_port = ports[routes[size_t(best)].next_hop];
       }

@@ -12,10 +12,10 @@ namespace gpunfv::gpuring {
 namespace {
 
 template <typename View, typename Fn>
-__global__ void staged_kernel(BatchView b, View nf, Fn fn) {
+__global__ void staged_kernel(BatchView b, View nf, Fn fn, uint8_t first_drop) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x) {
     classify_packet(b, i);
-    step_packet(b, i, 0, nf, fn);
+    step_packet(b, i, 0, nf, fn, first_drop);
   }
 }
 
@@ -39,9 +39,10 @@ class CudaStagedPath final : public StagedPath {
     const BatchView dv = layout_.view(device_, n);
     const unsigned blocks = (n + 255) / 256;
     if (hook_.kind == NfHook::Kind::router)
-      staged_kernel<<<blocks, 256, 0, stream_>>>(dv, hook_.router, RouterLogic{});
+      staged_kernel<<<blocks, 256, 0, stream_>>>(dv, hook_.router, RouterLogic{},
+                                                first_drop_code<RouterDrop>());
     else
-      staged_kernel<<<blocks, 256, 0, stream_>>>(dv, PassThroughView{}, PassThrough{});
+      staged_kernel<<<blocks, 256, 0, stream_>>>(dv, PassThroughView{}, PassThrough{}, 0);
     GPUNFV_CUDA(cudaGetLastError());
     GPUNFV_CUDA(cudaMemcpyAsync(b.base(), device_, bytes, cudaMemcpyDeviceToHost, stream_));
     GPUNFV_CUDA(cudaStreamSynchronize(stream_));

@@ -189,7 +189,7 @@ void Egress::Impl::finish() {
       stats.chain_latency[c].merge(w->latency[c]);
     }
     for (size_t p = 0; p < w->port_drops.size(); ++p)
-      for (int r = 0; r < kDropReasonCount; ++r)
+      for (int r = 0; r < kMaxDropReasons; ++r)
         stats.ports[p]->dropped.by_reason[r] += w->port_drops[p].by_reason[r];
     for (size_t n = 0; n < w->nfs.size(); ++n) {
       NfCounters& nc = stats.nfs[n];
@@ -197,7 +197,7 @@ void Egress::Impl::finish() {
       nc.out += w->nfs[n].out;
       nc.in_bytes += w->nfs[n].in_bytes;
       nc.out_bytes += w->nfs[n].out_bytes;
-      for (int r = 0; r < kDropReasonCount; ++r)
+      for (int r = 0; r < kMaxDropReasons; ++r)
         nc.drops.by_reason[r] += w->nfs[n].drops.by_reason[r];
     }
   }

@@ -39,7 +39,7 @@ void Egress::Impl::add_node_counts(Worker& w, const Chain& chain, const BatchVie
     add_relaxed(nt.in_bytes, saw_bytes);
     add_relaxed(nt.out_bytes, saw_bytes - w.node_drop_bytes[k]);
     w.node_drop_bytes[k] = 0;
-    for (int r = 0; r < kDropReasonCount; ++r)
+    for (int r = 0; r < kMaxDropReasons; ++r)
       if (d.by_reason[r]) add_relaxed(nt.drops.by_reason[r], d.by_reason[r]);
     d = DropCounts{};
   }

@@ -22,7 +22,7 @@ DropReason route_frame(const RouterView& rv, uint8_t* frame, uint32_t len) {
   v.port = IsoSpan<uint16_t>(&port, 1);
   v.out_port = IsoSpan<uint16_t>(&out, 1);
   v.headers = IsoSpan<PacketHeaders>(&h, 1);
-  return RouterLogic{}(rv, PacketRef(v, 0));
+  return DropReason(RouterLogic{}(rv, PacketRef(v, 0)).code(first_drop_code<RouterDrop>()));
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ void ForwardThreads::join() {
     const ForwardSpec& spec = *specs_[i];
     const ForwardResult& r = forwarders_[i]->result();
     PortCounters& from = *stats_.ports[spec.from];
-    for (int k = 0; k < kDropReasonCount; ++k) from.dropped.by_reason[k] += r.drops.by_reason[k];
+    for (int k = 0; k < kMaxDropReasons; ++k) from.dropped.by_reason[k] += r.drops.by_reason[k];
     stats_.latency.merge(r.latency);
     stats_.latency_untimed += r.sent - r.latency.count();
     nlohmann::json j;

@@ -248,7 +248,7 @@ void GpuRingForwards::finish(const std::function<bool()>& past_deadline) {
     publish(pa.forwarded, r.passed() - std::min(nic.tx_errors, r.passed()), f.forwarded);
     publish(pb.tx_packets, sent, f.tx);
     publish(pb.tx_bytes, nic.tx_bytes, f.tx_bytes);
-    for (int k = 0; k < kDropReasonCount; ++k) pa.dropped.add(DropReason(k), r.drops(DropReason(k)));
+    for (int k = 0; k < kMaxDropReasons; ++k) pa.dropped.add(DropReason(k), r.drops(DropReason(k)));
     pa.dropped.add(DropReason::nic_rx_ring_full, nic.drops_ring_full);
     pa.dropped.add(DropReason::oversize, nic.drops_oversize);
     pa.dropped.add(DropReason::port_tx_error, nic.tx_errors);

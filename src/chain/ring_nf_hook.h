@@ -1,7 +1,7 @@
 // The per-packet hooks the GPU ring loops run (io/gpuring/loops/internal/ring_loops.h) when they run an
 // NF themselves (a gpuring port's standalone loops, a forward with `route:`): the framework's
 // classify step (parse, size check, flow hash), then the NF's __host__ __device__ function
-// `Fn(const View&, PacketRef) -> DropReason` on the packet in its slot, in place, through a
+// `Fn(const View&, PacketRef) -> NfVerdict` on the packet in its slot, in place, through a
 // one-packet batch view. Malformed frames are dropped by classify, as everywhere else.
 #pragma once
 
@@ -52,13 +52,14 @@ template <typename View, typename Fn>
 struct NfPacketHook {
   View nf;
   Fn fn;
+  uint8_t first_drop = 0;  // code of Fn's first own drop reason (nf/nf_drops.h), if it has any
   GPUNFV_HD DropReason operator()(uint8_t* frame, uint32_t slot_bytes, uint32_t& len, uint16_t port_id) const {
     OnePacket m{};
     m.len = static_cast<uint16_t>(len);
     m.port = port_id;
     const BatchView b = m.view(frame, slot_bytes);
     classify_packet(b, 0);
-    step_packet(b, 0, 0, nf, fn);
+    step_packet(b, 0, 0, nf, fn, first_drop);
     len = m.len;
     return static_cast<DropReason>(m.verdict);
   }
@@ -66,7 +67,7 @@ struct NfPacketHook {
 
 template <typename View, typename Fn>
 NfPacketHook<View, Fn> nf_hook(const View& nf, Fn fn) {
-  return NfPacketHook<View, Fn>{nf, fn};
+  return NfPacketHook<View, Fn>{nf, fn, first_drop_code_of<Fn>()};
 }
 
 }  // namespace gpunfv::gpuring

@@ -25,7 +25,7 @@ inline uint64_t load_relaxed(const uint64_t& c) {
 }
 
 struct DropCounts {
-  std::array<uint64_t, kDropReasonCount> by_reason{};
+  std::array<uint64_t, kMaxDropReasons> by_reason{};
   void add(DropReason r, uint64_t n = 1) { add_relaxed(by_reason[static_cast<size_t>(r)], n); }
   uint64_t total() const;
   uint64_t operator[](DropReason r) const { return by_reason[static_cast<size_t>(r)]; }

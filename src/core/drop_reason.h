@@ -1,8 +1,12 @@
-// Drop reasons, one X-macro list (as VPP's error counters): every packet that is not
-// transmitted ends in exactly one of these, and each has its own counter.
+// Drop reasons, as VPP's error counters: every packet that is not transmitted ends in exactly
+// one reason, and each reason has its own counter. A reason is a one-byte code in the packet's
+// verdict. The framework's own reasons (parsing, ports, queues) are the fixed list below; each
+// NF type declares its own in its folder (nf/nf_drops.h), and they take the codes after these
+// when the NF type is first used.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "core/compat.h"
@@ -18,21 +22,9 @@
   X(truncated_l4, "IP payload shorter than its TCP/UDP/ICMP header")                 \
   X(bad_tcp_offset, "TCP data offset below 20 bytes or beyond the IP payload")       \
   X(oversize, "frame longer than the batch slot")                                     \
-  X(not_ipv4, "not an IPv4 packet (router)")                                          \
-  X(ipv4_bad_checksum, "IPv4 header checksum does not verify (router)")             \
-  X(no_route, "no route to the destination (router)")                                 \
-  X(ttl_expired, "TTL reached zero (router)")                                         \
+  X(not_ipv4, "not an IPv4 packet, at an NF that handles IPv4 only")                  \
   X(no_egress, "chain chose no egress port")                                          \
   X(port_tx_error, "port failed to transmit")                                         \
-  X(firewall_rule, "dropped by a firewall rule")                                      \
-  X(firewall_default, "dropped by the firewall's default action")                     \
-  X(nids_match, "dropped by a NIDS rule (action: drop)")                              \
-  X(esp_bad_icv, "ESP integrity check value does not verify (ipsec inbound)")         \
-  X(esp_replay, "ESP sequence number replayed or left of the window (ipsec inbound)") \
-  X(esp_unknown_spi, "no SA with the packet's SPI (ipsec inbound)")                   \
-  X(esp_malformed, "ESP packet too short, misaligned, fragmented or badly padded")   \
-  X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                   \
-  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")     \
   X(nf_queue_full, "the NF's input queue was full (a loss inside the chain)")         \
   X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it") \
   X(nic_rx_ring_full, "NIC found no free rx descriptor (gpuring port)")               \
@@ -40,37 +32,39 @@
 
 namespace gpunfv {
 
+// A reason's code. The enumerators are the framework's reasons; an NF's reasons are codes from
+// kFrameworkDropReasons on (nf/nf_drops.h gives them names in code).
 enum class DropReason : uint8_t {
 #define GPUNFV_X(id, desc) id,
   GPUNFV_DROP_REASONS(GPUNFV_X)
 #undef GPUNFV_X
-      count_
 };
 
-inline constexpr int kDropReasonCount = static_cast<int>(DropReason::count_);
-
-inline constexpr std::string_view drop_reason_name(DropReason r) {
-  switch (r) {
-#define GPUNFV_X(id, desc) \
-  case DropReason::id:     \
-    return #id;
+inline constexpr int kFrameworkDropReasons = 0
+#define GPUNFV_X(id, desc) +1
     GPUNFV_DROP_REASONS(GPUNFV_X)
 #undef GPUNFV_X
-    default:
-      return "unknown";
-  }
-}
+    ;
 
-inline constexpr std::string_view drop_reason_description(DropReason r) {
-  switch (r) {
-#define GPUNFV_X(id, desc) \
-  case DropReason::id:     \
-    return desc;
-    GPUNFV_DROP_REASONS(GPUNFV_X)
-#undef GPUNFV_X
-    default:
-      return "unknown";
-  }
-}
+// Codes a run can hold: counters are arrays of this size.
+inline constexpr int kMaxDropReasons = 64;
+
+struct DropReasonDecl {
+  const char* name;
+  const char* description;
+};
+
+// Adds an NF type's reasons (`owner` names it in errors) and returns the code of the first;
+// the others follow in order. The strings must live as long as the process (literals). Throws
+// std::logic_error, adding none, if a name is already a reason or the codes run out.
+// Thread-safe.
+uint8_t add_drop_reasons(std::string_view owner, std::span<const DropReasonDecl> reasons);
+
+// Codes in use now (framework and every NF type used so far).
+int drop_reason_count();
+
+// "unknown" for a code no one declared.
+std::string_view drop_reason_name(DropReason r);
+std::string_view drop_reason_description(DropReason r);
 
 }  // namespace gpunfv

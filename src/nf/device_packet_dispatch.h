@@ -14,9 +14,9 @@ GPUNFV_HD inline bool step_device_packet_fn(const BatchView& b, uint32_t i, uint
                                             const DevicePacketFn& f) {
   switch (f.kind) {
     case DevicePacketFnKind::router:
-      return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{});
+      return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{}, f.first_drop);
     case DevicePacketFnKind::firewall:
-      return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{});
+      return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{}, f.first_drop);
     case DevicePacketFnKind::none:
       break;
   }

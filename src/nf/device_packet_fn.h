@@ -24,14 +24,16 @@ inline constexpr size_t kDevicePacketViewBytes = 256;
 
 struct DevicePacketFn {
   DevicePacketFnKind kind = DevicePacketFnKind::none;
+  uint8_t first_drop = 0;  // code of the NF's first own drop reason (nf/nf_drops.h)
   alignas(16) unsigned char view[kDevicePacketViewBytes] = {};
 
   template <class View>
-  static DevicePacketFn of(DevicePacketFnKind kind, const View& v) {
+  static DevicePacketFn of(DevicePacketFnKind kind, const View& v, uint8_t first_drop) {
     static_assert(std::is_trivially_copyable_v<View>);
     static_assert(sizeof(View) <= kDevicePacketViewBytes && alignof(View) <= 16);
     DevicePacketFn f;
     f.kind = kind;
+    f.first_drop = first_drop;
     std::memcpy(f.view, &v, sizeof(View));
     return f;
   }

@@ -12,20 +12,21 @@
 namespace gpunfv {
 
 template <typename View, typename Fn>
-__global__ void per_packet_kernel(BatchView b, uint8_t position, View view, Fn fn) {
+__global__ void per_packet_kernel(BatchView b, uint8_t position, View view, Fn fn,
+                                  uint8_t first_drop) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count;
        i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, view, fn);
+    step_packet(b, i, position, view, fn, first_drop);
 }
 
 template <typename View, typename Fn>
 void launch_per_packet(const BatchView& b, uint8_t position, const View& view, Fn fn,
-                       const GpuStream& s) {
+                       uint8_t first_drop, const GpuStream& s) {
   if (b.count == 0) return;
   int threads = s.threads_per_block;
   int blocks = static_cast<int>((b.count + threads - 1) / threads);
   if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  per_packet_kernel<<<blocks, threads, 0, s.stream>>>(b, position, view, fn);
+  per_packet_kernel<<<blocks, threads, 0, s.stream>>>(b, position, view, fn, first_drop);
   GPUNFV_CUDA(cudaGetLastError());
 }
 

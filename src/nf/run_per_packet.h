@@ -1,32 +1,34 @@
 // The framework's per-packet driver on the CPU: one source, the NF's __host__ __device__
-// function `Fn(view, PacketRef) -> DropReason`, applied to the packets that are at this NF.
+// function `Fn(view, PacketRef) -> NfVerdict`, applied to the packets that are at this NF.
 // The GPU twin is nf/per_packet_kernel.cuh; both keep the same rule for next_nf and verdict.
 #pragma once
 
 #include "core/batch.h"
+#include "nf/nf_drops.h"
 
 namespace gpunfv {
 
-// Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop.
-// Returns whether it applied `fn`.
+// Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop
+// (`first_drop` is the code of the NF's first own reason, nf/nf_drops.h). Returns whether it
+// applied `fn`.
 template <typename View, typename Fn>
 GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, uint8_t position,
-                                              const View& view, Fn fn) {
+                                              const View& view, Fn fn, uint8_t first_drop) {
   if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
-  DropReason r = fn(view, PacketRef(b, i));
-  if (r == DropReason::none)
+  const NfVerdict r = fn(view, PacketRef(b, i));
+  if (r.passes())
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else
-    b.verdict[i] = static_cast<uint8_t>(r);
+    b.verdict[i] = r.code(first_drop);
   return true;
 }
 
 // Returns the packets `fn` was applied to.
 template <typename View, typename Fn>
 uint32_t run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                            const View& view, Fn fn) {
+                            const View& view, Fn fn, uint8_t first_drop) {
   uint32_t n = 0;
-  for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn);
+  for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn, first_drop);
   return n;
 }
 

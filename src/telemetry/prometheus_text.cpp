@@ -57,7 +57,7 @@ void histogram(Writer& w, const char* name, const std::string& labels, const Lat
 }
 
 void drops(Writer& w, const char* name, const char* who, const std::string& whose, const DropCounts& d) {
-  for (int r = 0; r < kDropReasonCount; ++r)
+  for (int r = 0; r < kMaxDropReasons; ++r)
     if (d.by_reason[r])
       w.sample(name, labels(who, whose, "reason", std::string(drop_reason_name(static_cast<DropReason>(r)))),
                d.by_reason[r]);

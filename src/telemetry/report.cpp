@@ -15,7 +15,7 @@ std::string si(double v, const char* unit) {
 
 nlohmann::json drops_json(const DropCounts& d) {
   nlohmann::json j = nlohmann::json::object();
-  for (int r = 0; r < kDropReasonCount; ++r)
+  for (int r = 0; r < kMaxDropReasons; ++r)
     if (d.by_reason[r]) j[std::string(drop_reason_name(static_cast<DropReason>(r)))] = d.by_reason[r];
   return j;
 }
@@ -69,7 +69,7 @@ std::string summary_table(const RunStats& s) {
                        "drops", "drop reasons");
     for (const auto& n : s.nfs) {
       std::string reasons;
-      for (int r = 0; r < kDropReasonCount; ++r)
+      for (int r = 0; r < kMaxDropReasons; ++r)
         if (n.drops.by_reason[r])
           reasons += fmt::format("{}{}={}", reasons.empty() ? "" : " ",
                                  drop_reason_name(static_cast<DropReason>(r)), n.drops.by_reason[r]);
@@ -98,13 +98,13 @@ std::string summary_table(const RunStats& s) {
     out += fmt::format("\nscheduler: {}\n", s.scheduler["line"].get<std::string>());
   DropCounts ingress;  // drops outside any NF: classify and egress
   for (const auto& p : s.ports) {
-    for (int r = 0; r < kDropReasonCount; ++r) ingress.by_reason[r] += p->dropped.by_reason[r];
+    for (int r = 0; r < kMaxDropReasons; ++r) ingress.by_reason[r] += p->dropped.by_reason[r];
   }
   for (const auto& n : s.nfs)
-    for (int r = 0; r < kDropReasonCount; ++r) ingress.by_reason[r] -= n.drops.by_reason[r];
+    for (int r = 0; r < kMaxDropReasons; ++r) ingress.by_reason[r] -= n.drops.by_reason[r];
   if (ingress.total()) {
     out += "\ndropped outside NFs (parse, size, egress):";
-    for (int r = 0; r < kDropReasonCount; ++r)
+    for (int r = 0; r < kMaxDropReasons; ++r)
       if (ingress.by_reason[r])
         out += fmt::format(" {}={}", drop_reason_name(static_cast<DropReason>(r)), ingress.by_reason[r]);
     out += "\n";

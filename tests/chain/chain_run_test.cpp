@@ -15,12 +15,15 @@
 namespace gpunfv {
 namespace {
 
+#define PROBE_DROPS(X) X(probe_drop, "dropped by the tests' probe NF")
+GPUNFV_NF_DROP_REASONS(ProbeDrop, "probe", PROBE_DROPS);
+
 struct ProbeView {
   uint32_t drop_mod;  // drop packets whose flow hash / 256 is a multiple (0: drop none)
 };
 struct ProbeLogic {
-  GPUNFV_HD DropReason operator()(const ProbeView& v, PacketRef p) const {
-    if (v.drop_mod && (p.flow_hash() >> 8) % v.drop_mod == 0) return DropReason::firewall_rule;
+  GPUNFV_HD NfVerdict operator()(const ProbeView& v, PacketRef p) const {
+    if (v.drop_mod && (p.flow_hash() >> 8) % v.drop_mod == 0) return ProbeDrop::probe_drop;
     return DropReason::none;
   }
 };
@@ -35,7 +38,8 @@ class ProbeNf final : public NetworkFunction {
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
     if (delay_us_) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
-    run_per_packet_cpu(b, begin, end, pos, ProbeView{drop_mod_}, ProbeLogic{});
+    run_per_packet_cpu(b, begin, end, pos, ProbeView{drop_mod_}, ProbeLogic{},
+                       first_drop_code<ProbeDrop>());
   }
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override {}

@@ -87,12 +87,12 @@ TEST(ChainSwitch, DroppedPacketsStay) {
   ChainView c = linear_chain_graph({0, 1}).view();
   OnePacket p(0x0A000001, 0);
   enter_chain(c, p.v, 0);
-  p.v.verdict[0] = uint8_t(DropReason::firewall_rule);
+  p.v.verdict[0] = uint8_t(DropReason::not_ipv4);
   EXPECT_EQ(switch_after_node(c, p.v, 0, 0), kChainDone);
   EXPECT_EQ(p.v.next_nf[0], 0);
   EXPECT_TRUE(dropped_at_node(p.v, 0, 0));
   drop_at_node(p.v, 0, 0);  // already dropped: the first reason stays
-  EXPECT_EQ(p.v.verdict[0], uint8_t(DropReason::firewall_rule));
+  EXPECT_EQ(p.v.verdict[0], uint8_t(DropReason::not_ipv4));
 }
 
 }  // namespace

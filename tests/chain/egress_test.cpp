@@ -23,12 +23,15 @@
 namespace gpunfv {
 namespace {
 
+#define DROPPER_DROPS(X) X(dropper_drop, "dropped by the tests' dropper NF")
+GPUNFV_NF_DROP_REASONS(DropperDrop, "dropper", DROPPER_DROPS);
+
 struct DropView {
   uint32_t drop_mod;  // drop packets whose flow hash / 16 is a multiple (0: none)
 };
 struct DropLogic {
-  GPUNFV_HD DropReason operator()(const DropView& v, PacketRef p) const {
-    if (v.drop_mod && (p.flow_hash() >> 4) % v.drop_mod == 0) return DropReason::firewall_rule;
+  GPUNFV_HD NfVerdict operator()(const DropView& v, PacketRef p) const {
+    if (v.drop_mod && (p.flow_hash() >> 4) % v.drop_mod == 0) return DropperDrop::dropper_drop;
     return DropReason::none;
   }
 };
@@ -41,7 +44,8 @@ class DropNf final : public NetworkFunction {
   std::string_view type() const override { return "dropper"; }
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
-    run_per_packet_cpu(b, begin, end, pos, DropView{drop_mod_}, DropLogic{});
+    run_per_packet_cpu(b, begin, end, pos, DropView{drop_mod_}, DropLogic{},
+                       first_drop_code<DropperDrop>());
   }
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override {}
@@ -140,7 +144,7 @@ settings: {batch_size: 64, batches: 32, workers: 2, egress_threads_per_chain: )"
   EXPECT_EQ(st.total_rx(), 100000u);
   for (const auto& p : st.ports) {
     nlohmann::json drops = nlohmann::json::object();
-    for (int r = 0; r < kDropReasonCount; ++r)
+    for (int r = 0; r < kMaxDropReasons; ++r)
       if (p->dropped.by_reason[r]) drops[std::to_string(r)] = p->dropped.by_reason[r];
     o.counters["port " + p->name] = {p->rx_packets.load(),    p->tx_packets.load(),
                                      p->tx_bytes.load(),      p->forwarded.load(),
@@ -171,7 +175,7 @@ TEST(Egress, SeveralThreadsPerChainEqualOneThread) {
   EXPECT_EQ(three.refused_port_taken, one.refused_port_taken);
   // And the drops this test means to cover all happened.
   const auto& a = one.counters["nf a"];
-  EXPECT_GT(a[2][static_cast<int>(DropReason::firewall_rule)].get<uint64_t>(), 1000u);
+  EXPECT_GT(a[2][static_cast<int>(drop_reason(DropperDrop::dropper_drop))].get<uint64_t>(), 1000u);
   EXPECT_EQ(one.counters["port g4"][5][std::to_string(static_cast<int>(DropReason::no_egress))],
             5000u);
   const auto& refusing_in = one.counters["port g3"][5];

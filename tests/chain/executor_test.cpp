@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -81,7 +82,7 @@ settings: {batch_size: 64, workers: 2}
   const NfCounters& r1 = s.nfs[0];
   EXPECT_EQ(r1.in, 4269u);
   EXPECT_EQ(r1.drops[DropReason::not_ipv4], 164u);  // the trace's non-IP frames
-  EXPECT_GT(r1.drops[DropReason::no_route], 0u);
+  EXPECT_GT(r1.drops[drop_reason(RouterDrop::no_route)], 0u);
   EXPECT_EQ(s.ports[1]->tx_packets + s.ports[2]->tx_packets, r1.out);
   EXPECT_GT(s.ports[1]->tx_packets, 0u);
   EXPECT_GT(s.ports[2]->tx_packets, 0u);

@@ -12,6 +12,9 @@
 namespace gpunfv {
 namespace {
 
+#define TAG_DROPS(X) X(tag_drop, "dropped by the tests' tag NF")
+GPUNFV_NF_DROP_REASONS(TagDrop, "tag", TAG_DROPS);
+
 struct TagView {
   uint32_t offset;
   uint32_t tag;
@@ -20,11 +23,11 @@ struct TagView {
 // Writes (tag, frame length) into its slice of every packet it sees; drops every 10th frame
 // by length so collect() sees both outcomes.
 struct TagLogic {
-  DropReason operator()(const TagView& v, PacketRef p) const {
+  NfVerdict operator()(const TagView& v, PacketRef p) const {
     IsoSpan<uint8_t> r = p.results(v.offset, 8);
     uint32_t words[2] = {v.tag, p.length()};
     for (int i = 0; i < 8; ++i) r[i] = reinterpret_cast<const uint8_t*>(words)[i];
-    return p.length() % 10 == 0 ? DropReason::no_route : DropReason::none;
+    return p.length() % 10 == 0 ? NfVerdict(TagDrop::tag_drop) : DropReason::none;
   }
 };
 
@@ -34,7 +37,8 @@ class TagNf final : public NetworkFunction {
   std::string_view type() const override { return "tag"; }
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
-    run_per_packet_cpu(b, begin, end, pos, TagView{result_offset(), tag_}, TagLogic{});
+    run_per_packet_cpu(b, begin, end, pos, TagView{result_offset(), tag_}, TagLogic{},
+                       first_drop_code<TagDrop>());
   }
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override {}

@@ -16,6 +16,7 @@
 #include "gpu/persistent_kernel_guard.h"
 #include "io/gpuring/gpuring_port.h"
 #include "tests/chain/chain_test_util.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -79,7 +80,7 @@ TEST(RingBatchTransfer, FramesNeededOnHostAreThoseOfHostPortsAndFrameReadingNfs)
   b.set_count(9);
   BatchView v = b.view();
   const uint16_t ring = 0, p1 = 1, p2 = 2;
-  const auto drop = static_cast<uint8_t>(DropReason::no_route);
+  const auto drop = static_cast<uint8_t>(drop_reason(RouterDrop::no_route));
   struct P {
     uint16_t out_port;
     uint8_t verdict;

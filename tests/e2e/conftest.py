@@ -21,7 +21,8 @@ DATA = REPO / "data"
 TRACES = DATA / "traces"
 ROUTER_DATA = DATA / "router"
 
-# Every drop reason of src/core/drop_reason.h (X-macro order), "none" excluded.
+# Every drop reason, "none" excluded: the framework's (src/core/drop_reason.h, in order), then
+# each NF type's own (GPUNFV_NF_DROP_REASONS in its folder).
 DROP_REASONS = (
     "truncated_l2", "truncated_l3", "bad_ip_version", "bad_ipv4_ihl", "bad_ip_length",
     "truncated_l4", "bad_tcp_offset", "oversize", "not_ipv4", "ipv4_bad_checksum", "no_route",
@@ -29,7 +30,7 @@ DROP_REASONS = (
     "firewall_rule", "firewall_default", "nids_match",
     "esp_bad_icv", "esp_replay", "esp_unknown_spi", "esp_malformed", "ipsec_no_sa",
     "esp_seq_exhausted", "nf_queue_full", "ingress_backpressure", "nic_rx_ring_full",
-    "integrity_mismatch",
+    "integrity_mismatch", "ttl_below_minimum",
 )
 
 RUN_TIMEOUT_S = 60

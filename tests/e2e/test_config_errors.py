@@ -57,19 +57,19 @@ chains:
 
 
 def test_unknown_nf_type_lists_every_registered_type(gpunfv, tmp_path):
-    """Each NF registers itself from its own source file; the binary must hold all four."""
+    """Each NF registers itself from its own source file; the binary must hold all five."""
     config = config_file(tmp_path, f"""\
 ports:
   - {{name: in, type: pcap, rx: {q(DNS)}}}
 nfs:
-  - {{name: x, type: ttl_filter}}
+  - {{name: x, type: nat}}
 chains:
   - {{from: in, path: [x]}}
 """)
-    expect_config_error(gpunfv, config, f"{config}:4", "unknown NF type 'ttl_filter'",
-                        "known: firewall, ipsec, nids, router")
+    expect_config_error(gpunfv, config, f"{config}:4", "unknown NF type 'nat'",
+                        "known: firewall, ipsec, nids, router, ttl_filter")
     version = run_gpunfv(gpunfv, "version", timeout=30)
-    assert "NF types: firewall, ipsec, nids, router" in version.stdout, version.stdout
+    assert "NF types: firewall, ipsec, nids, router, ttl_filter" in version.stdout, version.stdout
 
 
 def test_yaml_unclosed_flow_map(gpunfv, tmp_path):

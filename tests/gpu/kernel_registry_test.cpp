@@ -79,6 +79,12 @@ std::set<std::string> registrations_in(const std::string& text) {
     const std::string arg = without_spaces((*it)[1]);
     if (arg != "...") out.insert(arg);  // the macro's own definition
   }
+  // A per-packet NF's registration line registers its kernel (nf/per_packet_nf.h).
+  static const std::regex nf(R"(^GPUNFV_PER_PACKET_NF\s*\([^,]*,\s*(\w+)\s*\)\s*;)", std::regex::multiline);
+  for (std::sregex_iterator it(text.begin(), text.end(), nf), end; it != end; ++it) {
+    const std::string c = (*it)[1];
+    out.insert("::gpunfv::per_packet_kernel<" + c + "::ViewType," + c + "::LogicType>");
+  }
   return out;
 }
 

@@ -22,6 +22,7 @@
 #include "nf/shard_counters.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
+#include "nf/firewall/firewall_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -77,7 +78,7 @@ void fill_random(Batch& b, std::mt19937& rng, double alerting) {
     const uint32_t reached = rng() % 5;  // nodes 0 .. reached-1 saw the packet
     v.visited[i] = (1u << reached) - 1;
     const bool dropped = reached > 0 && rng() % 4 == 0;
-    v.verdict[i] = dropped ? uint8_t(DropReason::firewall_rule) : uint8_t(DropReason::none);
+    v.verdict[i] = dropped ? uint8_t(drop_reason(FirewallDrop::firewall_rule)) : uint8_t(DropReason::none);
     v.next_nf[i] = dropped ? uint8_t(reached - 1) : uint8_t(reached == 4 ? kChainDone : reached);
     const uint32_t fw_words[] = {0, 1, 4, kNoRule, kNotIpv4, any(rng)};
     store_word(v, i, kFwOffset, fw_words[rng() % 6]);

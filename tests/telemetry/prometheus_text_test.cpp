@@ -1,4 +1,5 @@
 #include "telemetry/prometheus_text.h"
+#include "nf/router/router_logic.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ MetricsSnapshot sample() {
   PortSample in;
   in.name = "in";
   in.rx_packets = 10, in.rx_bytes = 640, in.forwarded = 7, in.dropped = 3;
-  in.drops.add(DropReason::no_route, 2);
+  in.drops.add(drop_reason(RouterDrop::no_route), 2);
   in.drops.add(DropReason::not_ipv4, 1);
   PortSample out;
   out.name = "out";
@@ -30,7 +31,7 @@ MetricsSnapshot sample() {
   out.rx_bytes_counted = false;
   m.ports = {in, out};
   NfSample r{"r1", "router", 10, 8, {}};
-  r.drops.add(DropReason::no_route, 2);
+  r.drops.add(drop_reason(RouterDrop::no_route), 2);
   m.nfs = {r};
   ChainSample c;
   c.name = "in->out";

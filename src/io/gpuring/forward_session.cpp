@@ -31,7 +31,7 @@ uint64_t ForwardReport::drops(DropReason r) const {
 }
 uint64_t ForwardReport::drops() const {
   uint64_t n = 0;
-  for (int r = 0; r < kDropReasonCount; ++r) n += drops(static_cast<DropReason>(r));
+  for (int r = 0; r < kMaxDropReasons; ++r) n += drops(static_cast<DropReason>(r));
   return n;
 }
 uint64_t ForwardReport::tail_writes_rx() const {

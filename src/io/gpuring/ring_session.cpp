@@ -36,7 +36,7 @@ uint64_t RingRunReport::nf_drops(DropReason r) const {
 }
 uint64_t RingRunReport::nf_drops() const {
   uint64_t n = 0;
-  for (int r = 0; r < kDropReasonCount; ++r) n += nf_drops(static_cast<DropReason>(r));
+  for (int r = 0; r < kMaxDropReasons; ++r) n += nf_drops(static_cast<DropReason>(r));
   return n;
 }
 

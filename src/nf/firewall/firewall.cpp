@@ -107,7 +107,8 @@ void Firewall::prepare(Backend backend) {
 void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
   // One rule set for the whole batch, held until it is classified.
   const auto t = tables_.pin();
-  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t), FirewallLogic{}));
+  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t), FirewallLogic{},
+                             first_drop_code<FirewallDrop>()));
 }
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {

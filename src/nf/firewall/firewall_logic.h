@@ -21,8 +21,14 @@
 #include "core/parse.h"
 #include "nf/firewall/bitvector_classifier.h"
 #include "nf/firewall/five_tuple.h"
+#include "nf/nf_drops.h"
 
 namespace gpunfv {
+
+#define GPUNFV_FIREWALL_DROPS(X)                                \
+  X(firewall_rule, "dropped by a firewall rule")                \
+  X(firewall_default, "dropped by the firewall's default action")
+GPUNFV_NF_DROP_REASONS(FirewallDrop, "firewall", GPUNFV_FIREWALL_DROPS);
 
 // Per-packet result (uint32, little-endian, in the NF's results slice): the index of the rule
 // that matched, kNoRule when none did, kNotIpv4 for a packet the firewall did not classify.
@@ -60,7 +66,8 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> out, uint32_t v) {
 }
 
 struct FirewallLogic {
-  GPUNFV_HD DropReason operator()(const FirewallView& v, PacketRef p) const {
+  using Drops = FirewallDrop;
+  GPUNFV_HD NfVerdict operator()(const FirewallView& v, PacketRef p) const {
     IsoSpan<uint8_t> result = p.results(v.result_offset, kFirewallResultBytes);
     const PacketHeaders& h = p.headers();
     if (h.ip_version != 4) {
@@ -69,8 +76,9 @@ struct FirewallLogic {
     }
     const uint32_t rule = v.classifier.classify(ipv4_five_tuple(p.frame(), h));
     store_le32(result, rule);
-    if (rule == kNoRule) return v.drop_by_default ? DropReason::firewall_default : DropReason::none;
-    return v.rule_drops[rule] != 0 ? DropReason::firewall_rule : DropReason::none;
+    if (rule == kNoRule)
+      return v.drop_by_default ? NfVerdict(FirewallDrop::firewall_default) : DropReason::none;
+    return v.rule_drops[rule] != 0 ? NfVerdict(FirewallDrop::firewall_rule) : DropReason::none;
   }
 };
 

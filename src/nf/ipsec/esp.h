@@ -27,6 +27,20 @@
 #include "nf/ipsec/aes128.h"
 #include "nf/ipsec/hmac_sha1.h"
 #include "nf/ipsec/sa_table.h"
+#include "nf/nf_drops.h"
+
+namespace gpunfv {
+
+#define GPUNFV_IPSEC_DROPS(X)                                                           \
+  X(esp_bad_icv, "ESP integrity check value does not verify (ipsec inbound)")           \
+  X(esp_replay, "ESP sequence number replayed or left of the window (ipsec inbound)")   \
+  X(esp_unknown_spi, "no SA with the packet's SPI (ipsec inbound)")                     \
+  X(esp_malformed, "ESP packet too short, misaligned, fragmented or badly padded")     \
+  X(ipsec_no_sa, "no SA applies to the packet (ipsec, bypass off)")                     \
+  X(esp_seq_exhausted, "SA sent 2^32-1 packets, needs new keys (ipsec outbound)")
+GPUNFV_NF_DROP_REASONS(IpsecDrop, "ipsec", GPUNFV_IPSEC_DROPS);
+
+}  // namespace gpunfv
 
 namespace gpunfv::esp {
 
@@ -82,6 +96,7 @@ struct EspView {
   uint32_t result_offset = 0;
   bool bypass = false;    // packets no SA applies to pass unchanged instead of being dropped
   uint32_t iv_epoch = 0;  // high 32 bits of every IV (the low 32 are the sequence number)
+  uint8_t first_drop = 0; // code of IpsecDrop's first reason
 };
 static_assert(std::is_trivially_copyable_v<EspView>);
 
@@ -160,15 +175,16 @@ GPUNFV_HD inline void select_outbound_sa(const BatchView& b, uint32_t i, uint8_t
 // one global copy, the GPU's crypto kernels their staged per-lane copies.
 template <typename Table = aes::GlobalTable>
 struct EncapsulateWith {
+  using Drops = IpsecDrop;
   Table te{};
-  GPUNFV_HD DropReason operator()(const EspView& v, PacketRef p) const {
+  GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
     const PacketHeaders& h = p.headers();
     const EspRecord rec = read_record_of(p, v.result_offset);
     if (rec.sa == kNoSa) {
       if (v.bypass) return DropReason::none;
-      return h.ip_version == 4 ? DropReason::ipsec_no_sa : DropReason::not_ipv4;
+      return h.ip_version == 4 ? NfVerdict(IpsecDrop::ipsec_no_sa) : DropReason::not_ipv4;
     }
-    if (rec.flags & kSeqExhausted) return DropReason::esp_seq_exhausted;
+    if (rec.flags & kSeqExhausted) return IpsecDrop::esp_seq_exhausted;
     const Sa& sa = v.table.sas[rec.sa];
 
     IsoSpan<uint8_t> s = p.slot();
@@ -235,31 +251,32 @@ struct EncapsulateWith {
 
 template <typename Table = aes::GlobalTable>
 struct DecapsulateWith {
+  using Drops = IpsecDrop;
   Table te{};
-  GPUNFV_HD DropReason operator()(const EspView& v, PacketRef p) const {
+  GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
     IsoSpan<uint8_t> rec = p.results(v.result_offset, kRecordBytes);
     // Every packet this step passes gets a record: the replay pass reads only fresh ones.
     store_le32(rec, 0, kNoSa), store_le32(rec, 4, 0), store_le32(rec, 8, 0);
     const PacketHeaders h = p.headers();
     if (h.ip_version != 4 || h.l4_proto != kProtoEsp) {
       if (v.bypass) return DropReason::none;
-      return h.ip_version == 4 ? DropReason::ipsec_no_sa : DropReason::not_ipv4;
+      return h.ip_version == 4 ? NfVerdict(IpsecDrop::ipsec_no_sa) : DropReason::not_ipv4;
     }
     IsoSpan<uint8_t> f = p.frame();
     const uint32_t ip = h.l3_off;
     const uint32_t ihl = (f[ip] & 0x0Fu) * 4u;
     const uint32_t total = load_be16(f, ip + 2);  // parse_headers: ihl <= total, within frame
     // A fragment of an ESP packet would need reassembly first (RFC 4303 3.4.1).
-    if (load_be16(f, ip + 6) & 0x3FFF) return DropReason::esp_malformed;
+    if (load_be16(f, ip + 6) & 0x3FFF) return IpsecDrop::esp_malformed;
     const uint32_t esp = ip + ihl;
     const uint32_t esp_len = total - ihl;
-    if (esp_len < kHeaderBytes) return DropReason::esp_malformed;
+    if (esp_len < kHeaderBytes) return IpsecDrop::esp_malformed;
     const uint32_t sa_index = v.table.find_by_spi(load_be32(f, esp));
-    if (sa_index == kNoSa) return DropReason::esp_unknown_spi;
-    if (esp_len < kMinEspBytes) return DropReason::esp_malformed;
+    if (sa_index == kNoSa) return IpsecDrop::esp_unknown_spi;
+    if (esp_len < kMinEspBytes) return IpsecDrop::esp_malformed;
     const uint32_t ct = esp + kHeaderBytes + kIvBytes;
     const uint32_t ct_len = esp_len - kHeaderBytes - kIvBytes - kIcvBytes;
-    if (ct_len % 4 != 0) return DropReason::esp_malformed;  // RFC 4303 2.4: 4-byte aligned
+    if (ct_len % 4 != 0) return IpsecDrop::esp_malformed;  // RFC 4303 2.4: 4-byte aligned
     const uint32_t icv = ct + ct_len;
     const Sa& sa = v.table.sas[sa_index];
 
@@ -267,26 +284,26 @@ struct DecapsulateWith {
     // 3.4.3 lets a receiver reject duplicates before the ICV check as a shortcut; here the
     // window is consulted after it, in the ordered pass, so a forged duplicate is counted as
     // esp_bad_icv on both backends alike.)
-    if (!hmac_sha1::icv_matches(sa.auth, f, esp, icv - esp, icv)) return DropReason::esp_bad_icv;
+    if (!hmac_sha1::icv_matches(sa.auth, f, esp, icv - esp, icv)) return IpsecDrop::esp_bad_icv;
 
     const uint32_t seq = load_be32(f, esp + 4);
     const uint64_t iv = (uint64_t(load_be32(f, esp + 8)) << 32) | load_be32(f, esp + 12);
     aes::ctr_xor(sa.enc, sa.nonce, iv, f, ct, ct_len, te);
 
     const uint32_t pad = f[icv - 2];
-    if (f[icv - 1] != kNextHeaderIpv4 || pad + 2 > ct_len) return DropReason::esp_malformed;
+    if (f[icv - 1] != kNextHeaderIpv4 || pad + 2 > ct_len) return IpsecDrop::esp_malformed;
     // The receiver checks the default padding 1, 2, 3, ... (RFC 4303 2.4, "SHOULD inspect").
     uint32_t bad_pad = 0;
     for (uint32_t k = 0; k < pad; ++k) bad_pad |= f[icv - 2 - pad + k] ^ uint8_t(k + 1);
-    if (bad_pad) return DropReason::esp_malformed;
+    if (bad_pad) return IpsecDrop::esp_malformed;
 
     // The inner packet: an IPv4 header whose total length fits what was carried (anything
     // after it is TFC padding, RFC 4303 2.7, and is discarded).
     const uint32_t carried = ct_len - 2 - pad;
-    if (carried < 20 || (f[ct] >> 4) != 4) return DropReason::esp_malformed;
+    if (carried < 20 || (f[ct] >> 4) != 4) return IpsecDrop::esp_malformed;
     const uint32_t inner_ihl = (f[ct] & 0x0Fu) * 4u;
     const uint32_t inner = load_be16(f, ct + 2);
-    if (inner_ihl < 20 || inner < inner_ihl || inner > carried) return DropReason::esp_malformed;
+    if (inner_ihl < 20 || inner < inner_ihl || inner > carried) return IpsecDrop::esp_malformed;
 
     // Strip: the inner packet moves down to where the outer header began.
     move_bytes(f, ct, ip, inner);

@@ -48,21 +48,22 @@ GPUNFV_HD GPUNFV_FORCEINLINE bool decapsulated_here(const BatchView& b, uint32_t
          b.next_nf[i] == uint8_t(position + 1) && rec.sa != kNoSa && (rec.flags & kAccepted);
 }
 
-GPUNFV_HD GPUNFV_FORCEINLINE void drop_as_replay(const BatchView& b, uint32_t i, uint8_t position) {
-  b.verdict[i] = static_cast<uint8_t>(DropReason::esp_replay);
+GPUNFV_HD GPUNFV_FORCEINLINE void drop_as_replay(const BatchView& b, uint32_t i, uint8_t position,
+                                                 uint8_t first_drop) {
+  b.verdict[i] = NfVerdict(IpsecDrop::esp_replay).code(first_drop);
   b.next_nf[i] = position;
 }
 
 // Inbound step 2 over packets [begin, end) (after Decapsulate at `position`).
 inline void check_replay(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                         uint32_t result_offset, IsoSpan<SaState> state) {
+                         uint32_t result_offset, IsoSpan<SaState> state, uint8_t first_drop) {
   for (uint32_t i = begin; i < end; ++i) {
     if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) ||
         b.next_nf[i] != uint8_t(position + 1))
       continue;
     EspRecord rec = read_record(b, i, result_offset);
     if (!decapsulated_here(b, i, position, rec)) continue;
-    if (!state[rec.sa].window.accept(rec.seq)) drop_as_replay(b, i, position);
+    if (!state[rec.sa].window.accept(rec.seq)) drop_as_replay(b, i, position, first_drop);
   }
 }
 

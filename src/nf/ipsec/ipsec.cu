@@ -70,7 +70,7 @@ esp_crypto_kernel(BatchView b, uint8_t position, esp::EspView v) {
   __syncthreads();
   const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, v, step);
+    step_packet(b, i, position, v, step, v.first_drop);
 }
 
 template <template <typename> class Step>
@@ -151,7 +151,8 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, IsoSpan<con
 }
 
 __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_offset,
-                              IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state) {
+                              IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state,
+                              uint8_t first_drop) {
   const uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const uint32_t lane = threadIdx.x & 31;
   if (k >= slots.size()) return;
@@ -176,7 +177,7 @@ __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_off
       if (int(lane) == j) replayed = !ok;
       mask &= mask - 1;
     }
-    if (mine && replayed) esp::drop_as_replay(b, i, position);
+    if (mine && replayed) esp::drop_as_replay(b, i, position, first_drop);
   }
   if (lane == 0) state[sa].window = window;
 }
@@ -289,7 +290,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     launch_esp_crypto<esp::DecapsulateWith>(db, position, v, s);
     ordered([&] {
       replay_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                     slots, state);
+                                                                     slots, state, v.first_drop);
     });
   }
   // After every pass that may drop (s.stream waits for the ordered ones).

@@ -207,7 +207,8 @@ void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos
   t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t),
                              [&scratch](const NidsView& v, PacketRef p) {
                                return nids_packet_cpu(v, p, scratch);
-                             }));
+                             },
+                             first_drop_code<NidsDrop>()));
 }
 
 uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t result_offset,

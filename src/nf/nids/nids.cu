@@ -64,7 +64,8 @@ __device__ NidsResult group_merge(const NidsResult& mine) {
 }
 
 template <uint32_t G>
-__global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t words) {
+__global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t words,
+                            uint8_t first_drop) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -122,11 +123,11 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
     if (sub == 0 && here) {
       PacketRef p(b, i);
       all.store(p.results(v.result_offset, kNidsResultBytes));
-      const DropReason r = nids_verdict(v, all);
-      if (r == DropReason::none)
+      const NfVerdict r = nids_verdict(v, all);
+      if (r.passes())
         b.next_nf[i] = static_cast<uint8_t>(position + 1);
       else
-        b.verdict[i] = static_cast<uint8_t>(r);
+        b.verdict[i] = r.code(first_drop);
     }
   }
 }
@@ -226,7 +227,8 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   NidsView view = t->device_view;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
-              device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
+              device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)),
+              first_drop_code<NidsDrop>());
   GPUNFV_CUDA(cudaGetLastError());
   if (t->device_counts) {
     dim3 block;

@@ -12,6 +12,7 @@
 #include "core/drop_reason.h"
 #include "core/iso_span.h"
 #include "core/parse.h"
+#include "nf/nf_drops.h"
 #include "nf/nids/rule_matcher.h"
 
 namespace gpunfv {
@@ -128,6 +129,9 @@ struct NidsResult {
   }
 };
 
+#define GPUNFV_NIDS_DROPS(X) X(nids_match, "dropped by a NIDS rule (action: drop)")
+GPUNFV_NF_DROP_REASONS(NidsDrop, "nids", GPUNFV_NIDS_DROPS);
+
 // What both backends' per-packet code reads.
 struct NidsView {
   RuleMatcherRef matcher;
@@ -138,8 +142,8 @@ struct NidsView {
 static_assert(std::is_trivially_copyable_v<NidsView>);
 
 // The verdict for a packet with result r.
-GPUNFV_HD GPUNFV_FORCEINLINE DropReason nids_verdict(const NidsView& v, const NidsResult& r) {
-  return v.drop && r.fired != 0 ? DropReason::nids_match : DropReason::none;
+GPUNFV_HD GPUNFV_FORCEINLINE NfVerdict nids_verdict(const NidsView& v, const NidsResult& r) {
+  return v.drop && r.fired != 0 ? NfVerdict(NidsDrop::nids_match) : DropReason::none;
 }
 
 // The CPU backend's per-packet evaluation: one pass over the whole payload, matched patterns in
@@ -171,7 +175,7 @@ class NidsScratch {
 };
 
 // One packet on the CPU: payload, rules, result slice, verdict.
-inline DropReason nids_packet_cpu(const NidsView& v, PacketRef p, NidsScratch& scratch) {
+inline NfVerdict nids_packet_cpu(const NidsView& v, PacketRef p, NidsScratch& scratch) {
   IsoSpan<const uint8_t> frame = p.frame();
   const PayloadRange pr = nids_payload(frame, p.headers());
   NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));

@@ -136,7 +136,8 @@ void Router::prepare(Backend backend) {
 void Router::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
   // One table version for the whole batch, held until its lookups are done.
   LiveRouteTable::Pin pin = live_.pin();
-  pin.count(run_per_packet_cpu(b, begin, end, position, view_of(pin.table()), RouterLogic{}));
+  pin.count(run_per_packet_cpu(b, begin, end, position, view_of(pin.table()), RouterLogic{},
+                               first_drop_code<RouterDrop>()));
 }
 
 std::vector<uint16_t> Router::egress_ports() const {

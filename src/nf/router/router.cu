@@ -56,14 +56,16 @@ void Router::process_gpu(const BatchView& device_batch, uint8_t position,
   const int slot = live_.slot_index(pin);
   note_device_use(slot, stream.stream);
   device_packets_[slot].count(device_batch, position, stream);  // where the host does not know
-  launch_per_packet(device_batch, position, device_views_[slot], RouterLogic{}, stream);
+  launch_per_packet(device_batch, position, device_views_[slot], RouterLogic{},
+                    first_drop_code<RouterDrop>(), stream);
   pin.count(stream.packets);
 }
 
 DevicePacketUse Router::device_packet_use() const {
   auto pin = std::make_shared<LiveRouteTable::Pin>(live_.pin());
   const int slot = live_.slot_index(*pin);
-  return {DevicePacketFn::of(DevicePacketFnKind::router, device_views_[slot]),
+  return {DevicePacketFn::of(DevicePacketFnKind::router, device_views_[slot],
+                             first_drop_code<RouterDrop>()),
           [pin](uint32_t packets) { pin->count(packets); }};
 }
 

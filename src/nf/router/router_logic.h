@@ -12,9 +12,16 @@
 #include "core/iso_span.h"
 #include "core/internet_checksum.h"
 #include "core/parse.h"
+#include "nf/nf_drops.h"
 #include "nf/router/lpm_dir24_8.h"
 
 namespace gpunfv {
+
+#define GPUNFV_ROUTER_DROPS(X)                                        \
+  X(ipv4_bad_checksum, "IPv4 header checksum does not verify (router)") \
+  X(no_route, "no route to the destination (router)")                   \
+  X(ttl_expired, "TTL reached zero (router)")
+GPUNFV_NF_DROP_REASONS(RouterDrop, "router", GPUNFV_ROUTER_DROPS);
 
 // What the per-packet function reads: the LPM tables and the next-hop -> port id table.
 struct RouterView {
@@ -25,7 +32,8 @@ static_assert(std::is_trivially_copyable_v<RouterView>);
 
 
 struct RouterLogic {
-  GPUNFV_HD DropReason operator()(const RouterView& v, PacketRef p) const {
+  using Drops = RouterDrop;
+  GPUNFV_HD NfVerdict operator()(const RouterView& v, PacketRef p) const {
     const PacketHeaders& h = p.headers();
     if (h.ip_version != 4) return DropReason::not_ipv4;
     // parse_headers has checked that the whole IHL-long header lies within the frame.
@@ -33,12 +41,12 @@ struct RouterLogic {
     const uint32_t ip = h.l3_off;
     const uint32_t header_bytes = (f[ip] & 0x0Fu) * 4u;
     if (ipv4_checksum::ones_sum(f, ip, header_bytes) != 0xFFFF)
-      return DropReason::ipv4_bad_checksum;
+      return RouterDrop::ipv4_bad_checksum;
 
     LpmResult route = v.lpm.lookup(load_be32(f, ip + 16));
-    if (!route.found) return DropReason::no_route;
+    if (!route.found) return RouterDrop::no_route;
 
-    if (f[ip + 8] <= 1) return DropReason::ttl_expired;
+    if (f[ip + 8] <= 1) return RouterDrop::ttl_expired;
     // TTL shares its 16-bit checksum word with the protocol byte (header offset 8).
     const uint16_t old_word = load_be16(f, ip + 8);
     const uint16_t new_word = static_cast<uint16_t>(old_word - 0x0100);

@@ -18,6 +18,7 @@
 #include "ring_test_ports.h"
 #include "core/parse.h"
 #include "io/generator_port.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -51,7 +52,7 @@ using ring_test::ip_id;
 struct MarkAndDrop {
   GPUNFV_HD DropReason operator()(const PassThroughView&, PacketRef p) const {
     IsoSpan<uint8_t> f = p.frame();
-    if ((uint32_t(f[18]) << 8 | f[19]) % 5 == 0) return DropReason::no_route;
+    if ((uint32_t(f[18]) << 8 | f[19]) % 5 == 0) return drop_reason(RouterDrop::no_route);
     f[0] = 0xAA;
     return DropReason::none;
   }
@@ -72,7 +73,7 @@ TEST_P(GpuRingSession, EveryPacketAndSlotAccountedFor) {
   EXPECT_EQ(r.accounting_errors(), "");
   EXPECT_EQ(r.nic.offered, 20000u);
   EXPECT_EQ(r.nic.drops_ring_full, 0u);
-  EXPECT_EQ(r.nf_drops(DropReason::no_route), 4000u);  // IP IDs 0..19999
+  EXPECT_EQ(r.nf_drops(drop_reason(RouterDrop::no_route)), 4000u);  // IP IDs 0..19999
   EXPECT_EQ(r.nf_passed(), 16000u);
   EXPECT_EQ(sink.frames.size(), 16000u);
   EXPECT_EQ(r.nic.reordered_in_ring, 0u);

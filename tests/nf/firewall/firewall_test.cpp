@@ -16,6 +16,8 @@
 #include "tests/chain/chain_test_util.h"
 #include "tests/fixtures/frame_batch.h"
 #include "tests/nf/firewall/firewall_test_util.h"
+#include "nf/router/router_logic.h"
+#include "nf/firewall/firewall_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -74,7 +76,7 @@ TEST(Firewall, ClassifiesAppliesActionsAndWritesResults) {
   FirewallBatch b(frames);
   fw.set_result_offset(0);
   fw.process(b.view(), 0, b.view().count, 0);
-  const DropReason want_verdict[] = {DropReason::firewall_rule, DropReason::firewall_rule,
+  const DropReason want_verdict[] = {drop_reason(FirewallDrop::firewall_rule), drop_reason(FirewallDrop::firewall_rule),
                                      DropReason::none, DropReason::none, DropReason::none,
                                      DropReason::none, DropReason::none, DropReason::none};
   const uint32_t want_rule[] = {0, 1, 3, kNoRule, 2, 2, kNotIpv4, kNotIpv4};
@@ -108,13 +110,13 @@ TEST(Firewall, DefaultActionAndPacketsNotAtThisNf) {
   v.next_nf[0] = v.next_nf[1] = 1;
   v.visited[0] = v.visited[1] = 0b11;  // sent to node 0, then to node 1 (the firewall)
   v.visited[2] = 0b01;
-  v.verdict[2] = uint8_t(DropReason::no_route);
+  v.verdict[2] = uint8_t(drop_reason(RouterDrop::no_route));
   fw.process(v, 0, 3, 1);
   EXPECT_EQ(b.verdict(0), DropReason::none);  // rule 1 takes action: accept
   EXPECT_EQ(v.next_nf[0], 2);
-  EXPECT_EQ(b.verdict(1), DropReason::firewall_default);
+  EXPECT_EQ(b.verdict(1), drop_reason(FirewallDrop::firewall_default));
   EXPECT_EQ(v.next_nf[1], 1);
-  EXPECT_EQ(b.verdict(2), DropReason::no_route);  // untouched, and not counted below
+  EXPECT_EQ(b.verdict(2), drop_reason(RouterDrop::no_route));  // untouched, and not counted below
   fw.collect(v, 1, CollectContext{});
   EXPECT_EQ(fw.rule_hits(), (std::vector<uint64_t>{0, 1, 0, 0}));
   EXPECT_EQ(fw.no_match(), 1u);
@@ -124,7 +126,7 @@ TEST(Firewall, EmptyRuleFileTakesTheDefault) {
   Firewall fw("fw", {}, FirewallAction::drop, FirewallAction::drop);
   FirewallBatch b({fwtest::ipv4_frame({ip("10.1.1.1"), ip("1.1.1.1"), 9, 53, kProtoUdp})});
   fw.process(b.view(), 0, 1, 0);
-  EXPECT_EQ(b.verdict(0), DropReason::firewall_default);
+  EXPECT_EQ(b.verdict(0), drop_reason(FirewallDrop::firewall_default));
   EXPECT_EQ(b.result(0), kNoRule);
   EXPECT_NE(fw.describe().find("0 rules"), std::string::npos) << fw.describe();
 }
@@ -256,8 +258,8 @@ settings: {batch_size: 256, workers: 2}
   EXPECT_EQ(j["not_ipv4"], not_ipv4);
   EXPECT_EQ(j["rules"], 13);
   const NfCounters& fw = s.nfs[0];
-  EXPECT_EQ(fw.drops.by_reason[size_t(DropReason::firewall_rule)], rule_drops);
-  EXPECT_EQ(fw.drops.by_reason[size_t(DropReason::firewall_default)], no_match);
+  EXPECT_EQ(fw.drops.by_reason[size_t(drop_reason(FirewallDrop::firewall_rule))], rule_drops);
+  EXPECT_EQ(fw.drops.by_reason[size_t(drop_reason(FirewallDrop::firewall_default))], no_match);
   // The example is meant to show all three outcomes.
   EXPECT_GT(rule_drops, 0u);
   EXPECT_GT(no_match, 0u);

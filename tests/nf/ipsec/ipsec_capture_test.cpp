@@ -20,6 +20,7 @@
 #include "nf/ipsec/hmac_sha1.h"
 #include "nf/ipsec/ipsec.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
+#include "nf/ipsec/esp.h"
 
 #if GPUNFV_HAVE_OPENSSL
 #include <openssl/evp.h>
@@ -119,8 +120,8 @@ TEST(IpsecCapture, Capture2HmacSha1IcvsVerifyAndTheNfAcceptsThem) {
   ipsec_test::EspBatch b(esp_frames);
   ipsec_test::run(nf, b);
   for (uint32_t i = 0; i < b.count(); ++i) {
-    EXPECT_NE(b.verdict(i), DropReason::esp_bad_icv) << i;
-    EXPECT_NE(b.verdict(i), DropReason::esp_unknown_spi) << i;
+    EXPECT_NE(b.verdict(i), drop_reason(IpsecDrop::esp_bad_icv)) << i;
+    EXPECT_NE(b.verdict(i), drop_reason(IpsecDrop::esp_unknown_spi)) << i;
   }
 }
 

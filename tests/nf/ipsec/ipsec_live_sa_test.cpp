@@ -8,6 +8,7 @@
 
 #include "nf/ipsec/ipsec.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
+#include "nf/ipsec/esp.h"
 
 namespace gpunfv {
 namespace {
@@ -108,14 +109,14 @@ TEST(IpsecLiveSa, KeptSaKeepsItsReplayWindowAndADeletedSpiIsUnknown) {
   // 0x1000 #1 again is a replay (the window was kept); 0x1000 #3 is new.
   EspBatch second({esp[0], esp[3]}, 3);
   ipsec_test::run(in, second);
-  EXPECT_EQ(second.verdict(0), DropReason::esp_replay);
+  EXPECT_EQ(second.verdict(0), drop_reason(IpsecDrop::esp_replay));
   EXPECT_EQ(second.verdict(1), DropReason::none);
 
   EXPECT_EQ(in.delete_sa(0x1000, "del 1000"), 3u);
   EspBatch third({esp[3], esp[2]}, 5);
   ipsec_test::run(in, third);
-  EXPECT_EQ(third.verdict(0), DropReason::esp_unknown_spi);
-  EXPECT_EQ(third.verdict(1), DropReason::esp_replay);  // 0x2000's window kept too
+  EXPECT_EQ(third.verdict(0), drop_reason(IpsecDrop::esp_unknown_spi));
+  EXPECT_EQ(third.verdict(1), drop_reason(IpsecDrop::esp_replay));  // 0x2000's window kept too
 }
 
 TEST(IpsecLiveSa, OutboundTrafficOfADeletedSaFollowsBypassOrDrops) {
@@ -129,7 +130,7 @@ TEST(IpsecLiveSa, OutboundTrafficOfADeletedSaFollowsBypassOrDrops) {
     const std::vector<uint8_t> plain = b.frame(1);
     ipsec_test::run(nf, b);
     EXPECT_EQ(b.verdict(0), DropReason::none);
-    EXPECT_EQ(b.verdict(1), bypass ? DropReason::none : DropReason::ipsec_no_sa);
+    EXPECT_EQ(b.verdict(1), bypass ? DropReason::none : drop_reason(IpsecDrop::ipsec_no_sa));
     if (bypass) {
       EXPECT_EQ(b.frame(1), plain);
     }

@@ -226,7 +226,7 @@ TEST(IpsecOutbound, LongestPrefixNoSaAndBypass) {
   ipsec_test::run(drop, a);
   EXPECT_EQ(be32(a.frame(0), 34), 0x2000u);  // /24 beats /16
   EXPECT_EQ(be32(a.frame(1), 34), 0x1000u);
-  EXPECT_EQ(a.verdict(2), DropReason::ipsec_no_sa);
+  EXPECT_EQ(a.verdict(2), drop_reason(IpsecDrop::ipsec_no_sa));
   EXPECT_EQ(a.verdict(3), DropReason::not_ipv4);
 
   IpsecGateway pass = outbound(sas, /*bypass=*/true);
@@ -246,8 +246,8 @@ TEST(IpsecOutbound, SequenceNumberExhaustion) {
   ipsec_test::run(nf, b);
   EXPECT_EQ(b.verdict(0), DropReason::none);
   EXPECT_EQ(be32(b.frame(0), 38), 0xFFFFFFFFu);
-  EXPECT_EQ(b.verdict(1), DropReason::esp_seq_exhausted);
-  EXPECT_EQ(b.verdict(2), DropReason::esp_seq_exhausted);
+  EXPECT_EQ(b.verdict(1), drop_reason(IpsecDrop::esp_seq_exhausted));
+  EXPECT_EQ(b.verdict(2), drop_reason(IpsecDrop::esp_seq_exhausted));
 }
 
 TEST(IpsecOutbound, SlotTooSmallIsOversize) {
@@ -341,16 +341,16 @@ TEST(IpsecInbound, DropReasons) {
   ASSERT_EQ(restored.size(), inner.size());
   EXPECT_TRUE(std::equal(inner.begin() + 14, inner.end(), restored.begin() + 14));
   EXPECT_TRUE(std::equal(good.begin(), good.begin() + 14, restored.begin()));  // L2 kept
-  EXPECT_EQ(b.verdict(1), DropReason::esp_bad_icv);
-  EXPECT_EQ(b.verdict(2), DropReason::esp_bad_icv);
-  EXPECT_EQ(b.verdict(3), DropReason::esp_unknown_spi);
-  EXPECT_EQ(b.verdict(4), DropReason::esp_malformed);
-  EXPECT_EQ(b.verdict(5), DropReason::esp_malformed);
-  EXPECT_EQ(b.verdict(6), DropReason::esp_malformed);
-  EXPECT_EQ(b.verdict(7), DropReason::esp_malformed);
-  EXPECT_EQ(b.verdict(8), DropReason::esp_malformed);
-  EXPECT_EQ(b.verdict(9), DropReason::ipsec_no_sa);
-  EXPECT_EQ(b.verdict(10), DropReason::esp_replay);  // 0 is never a valid sequence number
+  EXPECT_EQ(b.verdict(1), drop_reason(IpsecDrop::esp_bad_icv));
+  EXPECT_EQ(b.verdict(2), drop_reason(IpsecDrop::esp_bad_icv));
+  EXPECT_EQ(b.verdict(3), drop_reason(IpsecDrop::esp_unknown_spi));
+  EXPECT_EQ(b.verdict(4), drop_reason(IpsecDrop::esp_malformed));
+  EXPECT_EQ(b.verdict(5), drop_reason(IpsecDrop::esp_malformed));
+  EXPECT_EQ(b.verdict(6), drop_reason(IpsecDrop::esp_malformed));
+  EXPECT_EQ(b.verdict(7), drop_reason(IpsecDrop::esp_malformed));
+  EXPECT_EQ(b.verdict(8), drop_reason(IpsecDrop::esp_malformed));
+  EXPECT_EQ(b.verdict(9), drop_reason(IpsecDrop::ipsec_no_sa));
+  EXPECT_EQ(b.verdict(10), drop_reason(IpsecDrop::esp_replay));  // 0 is never a valid sequence number
   // Drops stay at the NF's position: egress counts them against it.
   for (uint32_t i = 1; i < b.count(); ++i) EXPECT_EQ(b.view().next_nf[i], 0) << i;
   EXPECT_EQ(b.view().next_nf[0], 1);
@@ -367,17 +367,17 @@ TEST(IpsecInbound, ReplayInOneBatchAndAcrossBatches) {
   ipsec_test::run(in, a);
   EXPECT_EQ(a.verdict(0), DropReason::none);
   EXPECT_EQ(a.verdict(1), DropReason::none);
-  EXPECT_EQ(a.verdict(2), DropReason::esp_replay);   // duplicate
+  EXPECT_EQ(a.verdict(2), drop_reason(IpsecDrop::esp_replay));   // duplicate
   EXPECT_EQ(a.verdict(3), DropReason::none);         // window moves to 100
   EXPECT_EQ(a.verdict(4), DropReason::none);         // 40: inside [37, 100]
-  EXPECT_EQ(a.verdict(5), DropReason::esp_replay);   // 36: left of the window
-  EXPECT_EQ(a.verdict(6), DropReason::esp_bad_icv);  // forged: ICV first, window untouched
+  EXPECT_EQ(a.verdict(5), drop_reason(IpsecDrop::esp_replay));   // 36: left of the window
+  EXPECT_EQ(a.verdict(6), drop_reason(IpsecDrop::esp_bad_icv));  // forged: ICV first, window untouched
   EXPECT_EQ(a.verdict(7), DropReason::none);         // 37: the window's left edge
   EspBatch b({pkt(100), pkt(99), pkt(40)}, a.count());
   ipsec_test::run(in, b);
-  EXPECT_EQ(b.verdict(0), DropReason::esp_replay);
+  EXPECT_EQ(b.verdict(0), drop_reason(IpsecDrop::esp_replay));
   EXPECT_EQ(b.verdict(1), DropReason::none);
-  EXPECT_EQ(b.verdict(2), DropReason::esp_replay);
+  EXPECT_EQ(b.verdict(2), drop_reason(IpsecDrop::esp_replay));
 }
 
 TEST(EspReplayWindow, Rfc4303Semantics) {

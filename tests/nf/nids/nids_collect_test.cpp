@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "nf/nids/nids.h"
+#include "nf/firewall/firewall_logic.h"
+#include "nf/nids/nids_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -35,12 +37,12 @@ class AlertBatch {
   // Reached node 0 only (an earlier NF dropped it, or a branch took it elsewhere).
   void not_reaching(uint32_t i) {
     b_.view().visited[i] = 0b01;
-    b_.view().verdict[i] = uint8_t(DropReason::firewall_rule);
+    b_.view().verdict[i] = uint8_t(drop_reason(FirewallDrop::firewall_rule));
     b_.view().next_nf[i] = 0;
   }
   // Dropped by the NIDS itself (action drop): it reached the node, its record is valid.
   void dropped_here(uint32_t i) {
-    b_.view().verdict[i] = uint8_t(DropReason::nids_match);
+    b_.view().verdict[i] = uint8_t(drop_reason(NidsDrop::nids_match));
     b_.view().next_nf[i] = kNode;
   }
   std::vector<uint32_t> alerting(uint32_t begin = 0, uint32_t end = ~0u) const {

@@ -21,6 +21,7 @@
 #include "tests/chain/chain_test_util.h"
 #include "tests/fixtures/gpu_equals_cpu.h"
 #include "tests/nf/nids/nids_test_util.h"
+#include "nf/nids/nids_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -87,7 +88,7 @@ void compare_backends(Nids& nids, const std::vector<std::vector<uint8_t>>& frame
     const BatchView a = cpu.view();
     for (uint32_t i = 0; i < a.count; ++i) {
       const uint8_t* ra = a.results.framework_data() + size_t(i) * kNidsResultBytes;
-      const bool processed = a.next_nf[i] == 1 || a.verdict[i] == uint8_t(DropReason::nids_match);
+      const bool processed = a.next_nf[i] == 1 || a.verdict[i] == uint8_t(drop_reason(NidsDrop::nids_match));
       if (processed && i % 17 != 0) fired += NidsResult::load(ra).fired;
     }
   }

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/nf/nids/nids_test_util.h"
+#include "nf/nids/nids_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -116,7 +117,7 @@ TEST(Nids, FastPatternIsTheAnchorAndChangesNoVerdict) {
 TEST(Nids, ActionDropDropsPacketsThatFire) {
   auto nids = make_nids(kRules, "action: drop\n");
   auto b = run_cpu(*nids, {tcp_frame("abc"), tcp_frame("abd")});
-  EXPECT_EQ(b->view().verdict[0], uint8_t(DropReason::nids_match));
+  EXPECT_EQ(b->view().verdict[0], uint8_t(drop_reason(NidsDrop::nids_match)));
   EXPECT_EQ(b->view().next_nf[0], 0u);  // dropped here: egress counts it against this NF
   EXPECT_EQ(b->view().verdict[1], uint8_t(DropReason::none));
   EXPECT_EQ(b->view().next_nf[1], 1u);

@@ -12,6 +12,8 @@
 #include "nf/router/route_file.h"
 #include "reference_trie.h"
 #include "tests/fixtures/frame_batch.h"
+#include "tests/fixtures/frames.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -19,53 +21,11 @@ namespace {
 Ipv4Prefix prefix(const char* text) { return *parse_ipv4_prefix(text); }
 uint32_t ip(const char* text) { return *parse_ipv4(text); }
 
-struct Ipv4Fields {
-  uint8_t ttl = 64;
-  uint8_t proto = kProtoUdp;
-  uint8_t tos = 0;
-  uint16_t id = 1;
-  uint16_t frag = 0x4000;  // DF
-  uint32_t src = 0xC0000201;
-  uint32_t dst = 0;
-  int option_words = 0;
-};
-
-uint16_t header_checksum(const std::vector<uint8_t>& f, size_t off, size_t bytes) {
-  uint32_t sum = 0;
-  for (size_t i = 0; i < bytes; i += 2)
-    if (i != 10) sum += (f[off + i] << 8) | f[off + i + 1];
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
-// Ethernet + IPv4 (with a correct checksum) + a 20-byte payload that parses as any L4 header
-// (a TCP header's data offset is 5 words).
-std::vector<uint8_t> ipv4_frame(const Ipv4Fields& h) {
-  std::vector<uint8_t> f(14, 0x02);
-  f[12] = 0x08;
-  f[13] = 0x00;
-  const size_t ihl = 20 + 4 * h.option_words;
-  const uint16_t total = uint16_t(ihl + 20);
-  auto push16 = [&](uint16_t v) { f.push_back(v >> 8), f.push_back(v & 0xFF); };
-  auto push32 = [&](uint32_t v) { push16(v >> 16), push16(v & 0xFFFF); };
-  f.push_back(uint8_t(0x40 | (ihl / 4)));
-  f.push_back(h.tos);
-  push16(total);
-  push16(h.id);
-  push16(h.frag);
-  f.push_back(h.ttl);
-  f.push_back(h.proto);
-  push16(0);
-  push32(h.src);
-  push32(h.dst);
-  for (int i = 0; i < h.option_words * 4; ++i) f.push_back(1);  // NOP
-  for (int i = 0; i < 20; ++i) f.push_back(i == 12 ? 0x50 : uint8_t(0x10 + i));
-  uint16_t c = header_checksum(f, 14, ihl);
-  f[24] = c >> 8;
-  f[25] = c & 0xFF;
-  return f;
-}
-
+using fixtures::arp_frame;
+using fixtures::header_checksum;
+using fixtures::Ipv4Fields;
+using fixtures::ipv4_frame;
+using fixtures::ipv6_frame;
 using fixtures::FrameBatch;
 
 // Routes 10/8 -> port 7, 10.1/16 -> port 3.
@@ -122,7 +82,7 @@ TEST(Router, TtlExpiredAtOneAndZero) {
     auto f = ipv4_frame(h);
     const auto before = f;
     uint16_t port = 0;
-    EXPECT_EQ(route_one(*r, f, &port), DropReason::ttl_expired) << int(ttl);
+    EXPECT_EQ(route_one(*r, f, &port), drop_reason(RouterDrop::ttl_expired)) << int(ttl);
     EXPECT_EQ(f, before);  // a dropped packet is left as it came
     EXPECT_EQ(port, kNoPort);
   }
@@ -139,24 +99,15 @@ TEST(Router, NoRoute) {
   Ipv4Fields h;
   h.dst = ip("11.0.0.1");
   auto f = ipv4_frame(h);
-  EXPECT_EQ(route_one(*r, f), DropReason::no_route);
+  EXPECT_EQ(route_one(*r, f), drop_reason(RouterDrop::no_route));
   h.ttl = 1;  // the route lookup comes before the TTL check
   f = ipv4_frame(h);
-  EXPECT_EQ(route_one(*r, f), DropReason::no_route);
+  EXPECT_EQ(route_one(*r, f), drop_reason(RouterDrop::no_route));
 }
 
 TEST(Router, NotIpv4) {
   auto r = small_router();
-  std::vector<uint8_t> arp(60, 0);
-  arp[12] = 0x08;
-  arp[13] = 0x06;
-  std::vector<uint8_t> ipv6(14 + 40 + 8, 0);
-  ipv6[12] = 0x86;
-  ipv6[13] = 0xDD;
-  ipv6[14] = 0x60;
-  ipv6[19] = 8;    // payload length
-  ipv6[20] = 59;   // no next header
-  ipv6[21] = 64;   // hop limit
+  std::vector<uint8_t> arp = arp_frame(), ipv6 = ipv6_frame(64);
   EXPECT_EQ(route_one(*r, arp), DropReason::not_ipv4);
   EXPECT_EQ(route_one(*r, ipv6), DropReason::not_ipv4);
 }
@@ -167,13 +118,13 @@ TEST(Router, BadChecksum) {
   h.dst = ip("10.1.2.3");
   auto f = ipv4_frame(h);
   f[14 + 11] ^= 0x01;
-  EXPECT_EQ(route_one(*r, f), DropReason::ipv4_bad_checksum);
+  EXPECT_EQ(route_one(*r, f), drop_reason(RouterDrop::ipv4_bad_checksum));
 
   // The checksum covers the options too (IHL * 4 bytes).
   h.option_words = 3;
   f = ipv4_frame(h);
   f[14 + 20 + 5] ^= 0x40;
-  EXPECT_EQ(route_one(*r, f), DropReason::ipv4_bad_checksum);
+  EXPECT_EQ(route_one(*r, f), drop_reason(RouterDrop::ipv4_bad_checksum));
   f[14 + 20 + 5] ^= 0x40;
   EXPECT_EQ(route_one(*r, f), DropReason::none);
 }
@@ -202,7 +153,7 @@ TEST(Router, IncrementalChecksumEqualsFullRecompute) {
     for (uint32_t i = 0; i < frames.size(); ++i) {
       std::vector<uint8_t> out = b.frame(i);
       if (ttl <= 1) {
-        ASSERT_EQ(b.verdict(i), DropReason::ttl_expired);
+        ASSERT_EQ(b.verdict(i), drop_reason(RouterDrop::ttl_expired));
         ASSERT_EQ(out, frames[i]);
         continue;
       }

@@ -10,6 +10,7 @@
 #include "core/config_node.h"
 #include "core/parse.h"
 #include "nf/router/router.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv {
 namespace {
@@ -31,7 +32,7 @@ TEST(RouterTrace, ExampleRoutesOnSipTrace) {
   pcap_t* pcap = pcap_open_offline(trace.c_str(), err);
   ASSERT_NE(pcap, nullptr) << err;
   Batch batch(256, 2048, MemoryKind::host);
-  std::array<uint64_t, kDropReasonCount> verdicts{};
+  std::array<uint64_t, kMaxDropReasons> verdicts{};
   std::array<uint64_t, 3> by_port{};
   bool more = true;
   while (more) {
@@ -61,7 +62,7 @@ TEST(RouterTrace, ExampleRoutesOnSipTrace) {
 
   // 4,269 packets: 4,105 IPv4, of which 6 go to destinations without a route.
   EXPECT_EQ(verdicts[size_t(DropReason::not_ipv4)], 164u);
-  EXPECT_EQ(verdicts[size_t(DropReason::no_route)], 6u);
+  EXPECT_EQ(verdicts[size_t(drop_reason(RouterDrop::no_route))], 6u);
   EXPECT_EQ(verdicts[size_t(DropReason::none)], 4099u);
   EXPECT_GT(by_port[1], 0u);
   EXPECT_GT(by_port[2], 0u);

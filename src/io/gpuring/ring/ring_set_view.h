@@ -57,7 +57,7 @@ struct alignas(64) RunFlags {
 // Per ring pair, written by one side only (owner named per field group).
 struct alignas(64) RxCounters {  // rx block
   uint64_t packets, bytes, passed, alloc_waits, tail_writes;
-  uint64_t drops[kDropReasonCount];  // NF (and classify) verdicts; slot freed by the drop
+  uint64_t drops[kMaxDropReasons];  // NF (and classify) verdicts; slot freed by the drop
 };
 struct alignas(64) TxCounters {  // tx block
   uint64_t posted, completed, tail_writes, head_reads, dd_polls;

@@ -16,6 +16,7 @@
 #include "io/generator_port.h"
 #include "io/gpuring/loops/gpu_ring_batch_runner.h"
 #include "io/gpuring/nic_emu/nic_emulator.h"
+#include "nf/router/router_logic.h"
 
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -74,7 +75,7 @@ TEST_P(GpuRingBatchesOnDevice, EveryPacketAndSlotAccountedFor) {
       for (uint32_t i = 0; i < r.count; ++i) {
         out_of_order += seq[i] != next_seq[r.ring];
         next_seq[r.ring] = seq[i] + rings_n;
-        verdict[i] = seq[i] % 5 == 0 ? static_cast<uint8_t>(DropReason::no_route) : 0;
+        verdict[i] = seq[i] % 5 == 0 ? static_cast<uint8_t>(drop_reason(RouterDrop::no_route)) : 0;
         dropped += verdict[i] != 0;
       }
       copy(base + bv.off_verdict, verdict.data(), r.count, cudaMemcpyHostToDevice);

@@ -17,6 +17,7 @@
 #include "io/generator_port.h"
 #include "io/gpuring/loops/host_ring_batch_runner.h"
 #include "io/gpuring/nic_emu/nic_emulator.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -43,7 +44,7 @@ void chain_step(const BatchView& b, uint32_t i) {
   PacketRef p(b, i);
   IsoSpan<uint8_t> f = p.frame();
   if (ip_id(&f[0]) % 5 == 0) {
-    b.verdict[i] = static_cast<uint8_t>(DropReason::no_route);
+    b.verdict[i] = static_cast<uint8_t>(drop_reason(RouterDrop::no_route));
     return;
   }
   f[0] = 0xAA;

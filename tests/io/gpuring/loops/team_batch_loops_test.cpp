@@ -21,6 +21,7 @@
 #include "io/gpuring/nic_emu/nic_emulator.h"
 #include "io/gpuring/loops/internal/ring_batch_loops.h"
 #include "tests/io/gpuring/batch_run_util.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -49,7 +50,7 @@ void chain_step(const BatchView& b, uint32_t i, uint32_t slot_bytes) {
   IsoSpan<uint8_t> f = p.frame();
   const uint16_t id = ip_id(&f[0]);
   if (nf_drops(id)) {
-    b.verdict[i] = static_cast<uint8_t>(DropReason::no_route);
+    b.verdict[i] = static_cast<uint8_t>(drop_reason(RouterDrop::no_route));
   } else if (bad_length(id)) {
     b.len[i] = static_cast<uint16_t>(id % 2 ? 0 : slot_bytes + 1);
   } else {

@@ -20,6 +20,7 @@
 #include "chain/ring_nf_hook.h"
 #include "io/gpuring/loops/internal/ring_loops.h"
 #include "tests/io/gpuring/thread_team.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -47,7 +48,7 @@ struct MarkAndDrop {
   DropReason operator()(const PassThroughView&, PacketRef p) const {
     if (t_lane != 0) g_not_leader.fetch_add(1);
     IsoSpan<uint8_t> f = p.frame();
-    if ((uint32_t(f[18]) << 8 | f[19]) % 5 == 0) return DropReason::no_route;
+    if ((uint32_t(f[18]) << 8 | f[19]) % 5 == 0) return drop_reason(RouterDrop::no_route);
     f[0] = 0xAA;
     return DropReason::none;
   }
@@ -119,7 +120,7 @@ TEST_P(TeamRingLoops, SeveralLanesDeliverWhatOneThreadDoes) {
   for (const RxCounters& c : snap.rx) {
     received += c.packets;
     passed += c.passed;
-    no_route += c.drops[static_cast<int>(DropReason::no_route)];
+    no_route += c.drops[static_cast<int>(drop_reason(RouterDrop::no_route))];
   }
   EXPECT_EQ(received, kPackets);
   EXPECT_EQ(no_route, kPackets / 5);  // IP IDs 0..2999

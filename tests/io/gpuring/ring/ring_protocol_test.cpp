@@ -6,6 +6,7 @@
 #include "io/gpuring/ring/ring_set.h"
 #include "io/gpuring/ring/rx_ring.h"
 #include "io/gpuring/ring/tx_ring.h"
+#include "nf/router/router_logic.h"
 
 namespace gpunfv::gpuring {
 namespace {
@@ -124,10 +125,10 @@ TEST(GpuRingProtocol, RxWaitsForASlotWhenThePoolIsEmpty) {
   EXPECT_EQ(rx.poll(second), RxRing::Poll::no_slot);
   EXPECT_EQ(v.rx_counters[0].alloc_waits, 1u);
   // The NF drops the first packet: its slot is free again, and the second can be taken.
-  rx.drop(first, DropReason::no_route);
+  rx.drop(first, drop_reason(RouterDrop::no_route));
   ASSERT_EQ(rx.poll(second), RxRing::Poll::packet);
   EXPECT_EQ(second.slot, 1u);
-  EXPECT_EQ(v.rx_counters[0].drops[static_cast<int>(DropReason::no_route)], 1u);
+  EXPECT_EQ(v.rx_counters[0].drops[static_cast<int>(drop_reason(RouterDrop::no_route))], 1u);
   EXPECT_EQ(v.queues[0].freed_by_drop, 1u);
   EXPECT_EQ(v.queues[0].allocated, 2u);
 }
