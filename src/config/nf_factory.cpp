@@ -1,6 +1,9 @@
 #include "config/internal/nf_factory.h"
 
+#include <stdexcept>
+
 #include "config/config.h"
+#include "nf/nf_plugin.h"
 
 namespace gpunfv {
 
@@ -10,10 +13,39 @@ std::string known_nf_types() {
   return out;
 }
 
+namespace {
+
+// `{type: plugin, library: PATH, ...}`: loads the library and reads the entry as one of the
+// type it registered, without `library:`, so the NF's own key check sees only its keys. The
+// entry's keys and values are shared, not copied, so errors keep their lines.
+std::unique_ptr<NetworkFunction> make_plugin_nf(const ConfigNode& node, const NfContext& ctx) {
+  const ConfigNode library = node["library"];
+  const std::string path = library.as_input_file("NF plugin");
+  std::string type;
+  try {
+    type = load_nf_plugin(path);
+  } catch (const std::runtime_error& e) {
+    library.fail(e.what());
+  }
+  YAML::Node own(YAML::NodeType::Map);
+  for (const auto& kv : node.yaml()) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "type")
+      own[key] = type;
+    else if (key != "library")
+      own.force_insert(kv.first, kv.second);
+  }
+  return NfRegistry::find(type)(node.in_context(own), ctx);
+}
+
+}  // namespace
+
 std::unique_ptr<NetworkFunction> make_nf(const ConfigNode& node, const NfContext& ctx) {
   std::string type = node.str("type");
+  if (type == "plugin") return make_plugin_nf(node, ctx);
   if (NfFactory make = NfRegistry::find(type)) return make(node, ctx);
-  node["type"].fail("unknown NF type '" + type + "' (known: " + known_nf_types() + ")");
+  node["type"].fail("unknown NF type '" + type + "' (known: " + known_nf_types() +
+                    ", or plugin with library:)");
 }
 
 }  // namespace gpunfv

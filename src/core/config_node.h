@@ -19,7 +19,7 @@ class ConfigNode {
   ConfigNode(YAML::Node node, std::string file) : node_(std::move(node)), file_(std::move(file)) {}
 
   const std::string& file() const { return file_; }
-  long line() const { return node_.Mark().line >= 0 ? node_.Mark().line + 1 : 0; }
+  long line() const { return node_.Mark().line >= 0 ? node_.Mark().line + 1 : context_line_; }
   std::string where() const { return gpunfv::where(file_, line()); }
   [[noreturn]] void fail(const std::string& what) const { throw ConfigError(where(), what); }
 
@@ -51,8 +51,13 @@ class ConfigNode {
   // config's loader sets on the root and every node inherits); the error names this line.
   ReadLimit read_limit() const { return ReadLimit{max_input_bytes_, where()}; }
   void set_max_input_bytes(uint64_t bytes) { max_input_bytes_ = bytes; }
-  // `other` (a node built in code from this one's parts) read as part of this node's file.
-  ConfigNode in_context(YAML::Node other) const { return child(std::move(other)); }
+  // `other` (a node built in code from this one's parts) read as part of this node's file; where
+  // it has no line of its own, errors name this node's.
+  ConfigNode in_context(YAML::Node other) const {
+    ConfigNode c = child(std::move(other));
+    c.context_line_ = line();
+    return c;
+  }
 
   // Fails on keys of a map that are not in `allowed` (catches typos such as `rotes:`).
   void only_keys(std::initializer_list<const char*> allowed) const;
@@ -69,6 +74,7 @@ class ConfigNode {
   YAML::Node node_;
   std::string file_;
   uint64_t max_input_bytes_ = kDefaultMaxInputFileMb << 20;
+  long context_line_ = 0;
 };
 
 // Fails (ConfigError at the second one's line) on a key repeated in a map anywhere under

@@ -2,21 +2,38 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 namespace gpunfv {
 
 namespace {
 
-// A function-local map: registrations run during static initialisation, in any order.
-std::map<std::string, NfFactory>& registry() {
-  static std::map<std::string, NfFactory> r;
+// Function-local: registrations run during static initialisation, in any order, and when a
+// plugin is loaded.
+struct Registry {
+  std::mutex m;
+  std::map<std::string, NfFactory> factories;
+  std::vector<NfRegistry::Attempt> attempts;
+};
+Registry& state() {
+  static Registry r;
   return r;
 }
+std::map<std::string, NfFactory>& registry() { return state().factories; }
 
 }  // namespace
 
 bool NfRegistry::add(const std::string& type, NfFactory factory) {
-  return registry().emplace(type, factory).second;
+  std::lock_guard<std::mutex> lk(state().m);
+  const bool added = registry().emplace(type, factory).second;
+  state().attempts.push_back({type, added});
+  return added;
+}
+
+std::vector<NfRegistry::Attempt> NfRegistry::attempts(size_t from) {
+  std::lock_guard<std::mutex> lk(state().m);
+  const auto& a = state().attempts;
+  return std::vector<Attempt>(a.begin() + std::min(from, a.size()), a.end());
 }
 
 NfFactory NfRegistry::find(const std::string& type) {

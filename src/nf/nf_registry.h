@@ -34,6 +34,14 @@ class NfRegistry {
   static NfFactory find(const std::string& type);
   // Every registered type, sorted.
   static std::vector<std::string> types();
+
+  // Every add() so far, in call order, with whether it was taken (a plugin's loader reads
+  // what loading the library registered: nf/nf_plugin.h).
+  struct Attempt {
+    std::string type;
+    bool added;
+  };
+  static std::vector<Attempt> attempts(size_t from = 0);
 };
 
 template <class Nf>

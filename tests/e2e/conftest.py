@@ -103,14 +103,16 @@ def write_config(path: Path, ports: list[dict], chains: list[dict], nfs: list[di
 
 # --- running a chain and checking its report ---------------------------------------------------
 
-def check_accounting(report: dict) -> None:
-    """Every packet is transmitted or dropped with a reason, and the counters add up."""
+def check_accounting(report: dict, plugin_reasons: tuple[str, ...] = ()) -> None:
+    """Every packet is transmitted or dropped with a reason (a built-in one, or one the run's
+    plugins declare), and the counters add up."""
+    reasons = set(DROP_REASONS) | set(plugin_reasons)
     assert report["accounting_ok"] is True, report
     ports, nfs = report["ports"], report["nfs"]
     sum_rx = sum_tx = sum_dropped = sum_forwarded = 0
     port_drops_by_reason: dict[str, int] = {}
     for name, p in ports.items():
-        assert set(p["drops"]) <= set(DROP_REASONS), (name, p["drops"])
+        assert set(p["drops"]) <= reasons, (name, p["drops"])
         assert all(v > 0 for v in p["drops"].values()), (name, p["drops"])
         assert p["dropped"] == sum(p["drops"].values()), (name, p)
         assert p["rx_packets"] == p["forwarded"] + p["dropped"], (name, p)
@@ -124,7 +126,7 @@ def check_accounting(report: dict) -> None:
     assert sum_forwarded == sum_tx, report
     nf_drops_by_reason: dict[str, int] = {}
     for name, n in nfs.items():
-        assert set(n["drops"]) <= set(DROP_REASONS), (name, n["drops"])
+        assert set(n["drops"]) <= reasons, (name, n["drops"])
         assert n["in"] == n["out"] + sum(n["drops"].values()), (name, n)
         for r, v in n["drops"].items():
             nf_drops_by_reason[r] = nf_drops_by_reason.get(r, 0) + v
@@ -139,7 +141,8 @@ def check_accounting(report: dict) -> None:
     assert report["latency_ns"]["untimed"] == sum(f["latency_ns"].get("untimed", 0) for f in forwards), report
 
 
-def run_chain(binary: Path, config: Path, *extra, timeout: float = RUN_TIMEOUT_S) -> dict:
+def run_chain(binary: Path, config: Path, *extra, timeout: float = RUN_TIMEOUT_S,
+              plugin_reasons: tuple[str, ...] = ()) -> dict:
     """Runs `config` (CPU backend), expects exit 0, checks and returns the JSON report."""
     report_path = config.with_suffix(".report.json")
     proc = run_gpunfv(binary, "run", config, "--report", report_path, "-q", *extra,
@@ -147,7 +150,7 @@ def run_chain(binary: Path, config: Path, *extra, timeout: float = RUN_TIMEOUT_S
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     assert "Segmentation" not in proc.stderr and "Aborted" not in proc.stderr, proc.stderr
     report = json.loads(report_path.read_text())
-    check_accounting(report)
+    check_accounting(report, plugin_reasons)
     return report
 
 

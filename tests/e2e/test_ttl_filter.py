@@ -4,6 +4,7 @@ reading of each packet's first IP header."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import REPO, TRACES, check_accounting, run_gpunfv, tshark_fields
 
@@ -23,9 +24,18 @@ def expected_drops() -> tuple[int, int]:
     return ip, below
 
 
+def example_in(tmp_path) -> Path:
+    """The example with its inputs named from the repository and its captures under tmp_path."""
+    config = tmp_path / "ttl-filter.yaml"
+    config.write_text(EXAMPLE.read_text().replace("../out/", f"{tmp_path}/")
+                      .replace("../", f"{REPO}/"))
+    return config
+
+
 def test_ttl_filter_example_drops_what_tshark_reads_below_the_minimum(gpunfv, tmp_path):
     report_path = tmp_path / "report.json"
-    proc = run_gpunfv(gpunfv, "run", EXAMPLE, "--backend", "cpu", "-q", "--report", report_path)
+    proc = run_gpunfv(gpunfv, "run", example_in(tmp_path), "--backend", "cpu", "-q",
+                      "--report", report_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(report_path.read_text())
     check_accounting(report)
@@ -42,8 +52,7 @@ def test_ttl_filter_example_drops_what_tshark_reads_below_the_minimum(gpunfv, tm
 
 def test_ttl_filter_config_errors(gpunfv, tmp_path):
     config = tmp_path / "bad.yaml"
-    config.write_text(EXAMPLE.read_text().replace("min_ttl: 128", "min_ttl: 0")
-                      .replace("../", str(REPO) + "/"))
+    config.write_text(example_in(tmp_path).read_text().replace("min_ttl: 128", "min_ttl: 0"))
     proc = run_gpunfv(gpunfv, "run", config, "--backend", "cpu", "-q")
     assert proc.returncode != 0
     line = next(n for n, text in enumerate(config.read_text().splitlines(), 1) if "min_ttl: 0" in text)
