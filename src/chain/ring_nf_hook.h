@@ -50,6 +50,7 @@ struct OnePacket {
 // Classify + NF on the packet in place: the ring loops' hook (trivially copyable when View is).
 template <typename View, typename Fn>
 struct NfPacketHook {
+  static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   View nf;
   Fn fn;
   uint8_t first_drop = 0;  // code of Fn's first own drop reason (nf/nf_drops.h), if it has any

@@ -12,6 +12,7 @@
 #include "core/compat.h"
 #include "core/drop_reason.h"
 #include "core/iso_span.h"
+#include "core/iso_view.h"
 #include "core/packet_headers.h"
 
 namespace gpunfv {
@@ -50,6 +51,9 @@ struct BatchView {
   // packets). Empty (every host batch): packet i is in slot i.
   IsoSpan<uint32_t> slot_index;
 };
+// NF code never holds the whole batch (core/iso_view.h).
+template <>
+inline constexpr bool framework_only<BatchView> = true;
 static_assert(std::is_trivially_copyable_v<BatchView>);
 
 // Byte offset in b.data of packet i's slot. Every `i * stride` on a BatchView goes through here.
@@ -85,6 +89,30 @@ class PacketRef {
   GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
   GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
   GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
+  GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
+  // This packet's slice [offset, offset + bytes) of the per-packet results record.
+  GPUNFV_HD IsoSpan<uint8_t> results(uint32_t offset, uint32_t bytes) const {
+    return b_.results.subspan(size_t(i_) * b_.result_stride + offset, bytes);
+  }
+
+ private:
+  const BatchView& b_;
+  uint32_t i_;
+};
+
+// A packet as an NF that does not rewrite packets sees it: its bytes and headers read-only, its
+// NF's results slice writable. A per-packet function that takes a PacketReader instead of a
+// PacketRef declares so, and is handed no way to change the packet (nf/run_per_packet.h).
+class PacketReader {
+ public:
+  GPUNFV_HD PacketReader(const BatchView& b, uint32_t i) : b_(b), i_(i) {}
+  GPUNFV_HD uint32_t index() const { return i_; }
+  GPUNFV_HD uint16_t length() const { return b_.len[i_]; }
+  GPUNFV_HD IsoSpan<const uint8_t> frame() const {
+    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
+  }
+  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
+  GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
   GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
   // This packet's slice [offset, offset + bytes) of the per-packet results record.
   GPUNFV_HD IsoSpan<uint8_t> results(uint32_t offset, uint32_t bytes) const {

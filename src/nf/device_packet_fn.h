@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "core/compat.h"
+#include "core/iso_view.h"
 
 namespace gpunfv {
 
@@ -29,7 +30,7 @@ struct DevicePacketFn {
 
   template <class View>
   static DevicePacketFn of(DevicePacketFnKind kind, const View& v, uint8_t first_drop) {
-    static_assert(std::is_trivially_copyable_v<View>);
+    static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
     static_assert(sizeof(View) <= kDevicePacketViewBytes && alignof(View) <= 16);
     DevicePacketFn f;
     f.kind = kind;

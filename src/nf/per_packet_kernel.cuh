@@ -22,6 +22,7 @@ __global__ void per_packet_kernel(BatchView b, uint8_t position, View view, Fn f
 template <typename View, typename Fn>
 void launch_per_packet(const BatchView& b, uint8_t position, const View& view, Fn fn,
                        uint8_t first_drop, const GpuStream& s) {
+  static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   if (b.count == 0) return;
   int threads = s.threads_per_block;
   int blocks = static_cast<int>((b.count + threads - 1) / threads);

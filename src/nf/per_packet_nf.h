@@ -13,7 +13,8 @@
 //
 // which adds the type to the NF registry and, compiled by nvcc, instantiates and registers the
 // NF's kernel (per_packet_kernel<View, Logic>). The Logic type is
-// `GPUNFV_HD NfVerdict operator()(const View&, PacketRef) const`, naming its own drop reasons,
+// `GPUNFV_HD NfVerdict operator()(const View&, PacketReader) const` (PacketRef for an NF that
+// rewrites packets: nf/run_per_packet.h), naming its own drop reasons,
 // if it has any, with `using Drops = E;` (nf/nf_drops.h). See src/nf/ttl_filter/.
 #pragma once
 
@@ -49,7 +50,8 @@ class PerPacketNf : public NetworkFunction {
  public:
   using ViewType = View;
   using LogicType = Logic;
-  static_assert(std::is_trivially_copyable_v<View> && std::is_trivially_copyable_v<Logic>);
+  static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
+  static_assert(std::is_trivially_copyable_v<Logic>);
 
   // Throws std::logic_error if one of Logic's drop reasons is named as another type's.
   explicit PerPacketNf(std::string name)

@@ -1,5 +1,6 @@
 // The framework's per-packet driver on the CPU: one source, the NF's __host__ __device__
-// function `Fn(view, PacketRef) -> NfVerdict`, applied to the packets that are at this NF.
+// function `Fn(view, PacketReader or PacketRef) -> NfVerdict`, applied to the packets that are at
+// this NF. A function that takes a PacketReader is handed the packet read-only.
 // The GPU twin is nf/per_packet_kernel.cuh; both keep the same rule for next_nf and verdict.
 #pragma once
 
@@ -15,7 +16,11 @@ template <typename View, typename Fn>
 GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, uint8_t position,
                                               const View& view, Fn fn, uint8_t first_drop) {
   if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
-  const NfVerdict r = fn(view, PacketRef(b, i));
+  NfVerdict r = DropReason::none;
+  if constexpr (std::is_invocable_v<Fn, const View&, PacketReader>)
+    r = fn(view, PacketReader(b, i));  // the NF does not rewrite packets
+  else
+    r = fn(view, PacketRef(b, i));
   if (r.passes())
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else

@@ -33,6 +33,7 @@
 
 #include "core/compat.h"
 #include "core/iso_span.h"
+#include "core/iso_view.h"
 #include "nf/firewall/five_tuple.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -95,6 +96,9 @@ struct ValueFieldRef {
 
 class BitVectorClassifierRef {
  public:
+  using iso_fields = IsoFields<AddressFieldRef, AddressFieldRef, ValueFieldRef, ValueFieldRef,
+                               ValueFieldRef, IsoSpan<const uint64_t>, uint32_t, uint32_t,
+                               uint32_t>;  // core/iso_view.h
   BitVectorClassifierRef() = default;
   BitVectorClassifierRef(AddressFieldRef src, AddressFieldRef dst, ValueFieldRef src_port,
                          ValueFieldRef dst_port, ValueFieldRef proto,

@@ -41,7 +41,7 @@ struct FirewallView {
   uint32_t result_offset = 0;         // the NF's slice of the results record
   bool drop_by_default = false;       // action when no rule matches
 };
-static_assert(std::is_trivially_copyable_v<FirewallView>);
+static_assert(iso_view<FirewallView>, GPUNFV_ISO_VIEW_MESSAGE);
 
 // The 5-tuple of an IPv4 packet that parse_headers accepted.
 GPUNFV_HD inline FiveTuple ipv4_five_tuple(IsoSpan<const uint8_t> f, const PacketHeaders& h) {
@@ -67,7 +67,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> out, uint32_t v) {
 
 struct FirewallLogic {
   using Drops = FirewallDrop;
-  GPUNFV_HD NfVerdict operator()(const FirewallView& v, PacketRef p) const {
+  GPUNFV_HD NfVerdict operator()(const FirewallView& v, PacketReader p) const {
     IsoSpan<uint8_t> result = p.results(v.result_offset, kFirewallResultBytes);
     const PacketHeaders& h = p.headers();
     if (h.ip_version != 4) {

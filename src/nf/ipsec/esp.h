@@ -98,7 +98,7 @@ struct EspView {
   uint32_t iv_epoch = 0;  // high 32 bits of every IV (the low 32 are the sequence number)
   uint8_t first_drop = 0; // code of IpsecDrop's first reason
 };
-static_assert(std::is_trivially_copyable_v<EspView>);
+static_assert(iso_view<EspView>, GPUNFV_ISO_VIEW_MESSAGE);
 
 GPUNFV_HD GPUNFV_FORCEINLINE bool at_position(const BatchView& b, uint32_t i, uint8_t position) {
   return b.verdict[i] == static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == position;

@@ -34,6 +34,7 @@
 
 #include "core/compat.h"
 #include "core/iso_span.h"
+#include "core/iso_view.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
@@ -81,6 +82,10 @@ inline constexpr uint32_t kMaxPatternBytes = 65535;  // depth is 16 bits
 
 class AhoCorasickRef {
  public:
+  using iso_fields = IsoFields<IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
+                               IsoSpan<const uint32_t>, IsoSpan<const uint16_t>,
+                               IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
+                               IsoSpan<const uint8_t>, uint32_t>;  // core/iso_view.h
   AhoCorasickRef() = default;
   GPUNFV_HD AhoCorasickRef(IsoSpan<const uint32_t> delta, IsoSpan<const uint32_t> out_begin,
                            IsoSpan<const uint32_t> out_ids, IsoSpan<const uint16_t> depth,

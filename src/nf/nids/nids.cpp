@@ -205,7 +205,7 @@ void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos
   const auto t = tables_.pin();
   NidsScratch scratch(t->matcher.automaton().pattern_count());
   t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t),
-                             [&scratch](const NidsView& v, PacketRef p) {
+                             [&scratch](const NidsView& v, PacketReader p) {
                                return nids_packet_cpu(v, p, scratch);
                              },
                              first_drop_code<NidsDrop>()));

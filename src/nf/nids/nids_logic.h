@@ -139,7 +139,7 @@ struct NidsView {
   bool drop = false;           // action: drop
   uint32_t rule_base = 0;      // added to the rule indices a result stores (nids.h: versions)
 };
-static_assert(std::is_trivially_copyable_v<NidsView>);
+static_assert(iso_view<NidsView>, GPUNFV_ISO_VIEW_MESSAGE);
 
 // The verdict for a packet with result r.
 GPUNFV_HD GPUNFV_FORCEINLINE NfVerdict nids_verdict(const NidsView& v, const NidsResult& r) {
@@ -175,7 +175,7 @@ class NidsScratch {
 };
 
 // One packet on the CPU: payload, rules, result slice, verdict.
-inline NfVerdict nids_packet_cpu(const NidsView& v, PacketRef p, NidsScratch& scratch) {
+inline NfVerdict nids_packet_cpu(const NidsView& v, PacketReader p, NidsScratch& scratch) {
   IsoSpan<const uint8_t> frame = p.frame();
   const PayloadRange pr = nids_payload(frame, p.headers());
   NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));

@@ -17,6 +17,7 @@
 #include "core/compat.h"
 #include "core/ipv4_prefix.h"
 #include "core/iso_span.h"
+#include "core/iso_view.h"
 
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -56,6 +57,7 @@ struct LpmResult {
 
 class Dir24_8Ref {
  public:
+  using iso_fields = IsoFields<IsoSpan<const uint32_t>, IsoSpan<const uint32_t>>;  // core/iso_view.h
   Dir24_8Ref() = default;
   GPUNFV_HD Dir24_8Ref(IsoSpan<const uint32_t> tbl24, IsoSpan<const uint32_t> tbl8)
       : tbl24_(tbl24), tbl8_(tbl8) {}

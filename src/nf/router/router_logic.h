@@ -28,7 +28,7 @@ struct RouterView {
   Dir24_8Ref lpm;
   IsoSpan<const uint16_t> next_hop_ports;
 };
-static_assert(std::is_trivially_copyable_v<RouterView>);
+static_assert(iso_view<RouterView>, GPUNFV_ISO_VIEW_MESSAGE);
 
 
 struct RouterLogic {

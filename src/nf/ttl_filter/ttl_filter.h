@@ -21,7 +21,7 @@ struct TtlFilterView {
 
 struct TtlFilterLogic {
   using Drops = TtlFilterDrop;
-  GPUNFV_HD NfVerdict operator()(const TtlFilterView& v, PacketRef p) const {
+  GPUNFV_HD NfVerdict operator()(const TtlFilterView& v, PacketReader p) const {
     const PacketHeaders& h = p.headers();
     if (h.ip_version != 4 && h.ip_version != 6) return DropReason::none;
     // IPv4's TTL is byte 8 of its header, IPv6's hop limit byte 7.
