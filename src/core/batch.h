@@ -71,36 +71,8 @@ GPUNFV_HD inline bool dropped_at_node(const BatchView& b, uint32_t i, uint8_t no
   return b.verdict[i] != static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == node;
 }
 
-// One packet of a batch, as an NF sees it: everything goes through the batch's IsoSpans.
-class PacketRef {
- public:
-  GPUNFV_HD PacketRef(const BatchView& b, uint32_t i) : b_(b), i_(i) {}
-  GPUNFV_HD uint32_t index() const { return i_; }
-  GPUNFV_HD uint16_t length() const { return b_.len[i_]; }
-  GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
-  // The frame's bytes (length() of them).
-  GPUNFV_HD IsoSpan<uint8_t> frame() const {
-    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
-  }
-  // The whole slot, for NFs that grow the packet (encapsulation).
-  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(slot_offset(b_, i_), b_.stride); }
-  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
-  GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
-  GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
-  GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
-  GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
-  GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
-  // This packet's slice [offset, offset + bytes) of the per-packet results record.
-  GPUNFV_HD IsoSpan<uint8_t> results(uint32_t offset, uint32_t bytes) const {
-    return b_.results.subspan(size_t(i_) * b_.result_stride + offset, bytes);
-  }
-
- private:
-  const BatchView& b_;
-  uint32_t i_;
-};
-
-// A packet as an NF that does not rewrite packets sees it: its bytes and headers read-only, its
+// One packet of a batch, as an NF sees it, through the batch's IsoSpans. A PacketReader is the
+// packet as an NF that does not rewrite packets sees it: its bytes and headers read-only, its
 // NF's results slice writable. A per-packet function that takes a PacketReader instead of a
 // PacketRef declares so, and is handed no way to change the packet (nf/run_per_packet.h).
 class PacketReader {
@@ -119,9 +91,28 @@ class PacketReader {
     return b_.results.subspan(size_t(i_) * b_.result_stride + offset, bytes);
   }
 
- private:
+ protected:
   const BatchView& b_;
   uint32_t i_;
+};
+
+// A packet as an NF that rewrites packets or chooses their port sees it: a PacketReader whose
+// bytes, length, headers and egress port it may also change.
+class PacketRef : public PacketReader {
+ public:
+  GPUNFV_HD PacketRef(const BatchView& b, uint32_t i) : PacketReader(b, i) {}
+  GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
+  // The frame's bytes (length() of them).
+  GPUNFV_HD IsoSpan<uint8_t> frame() const {
+    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
+  }
+  // The whole slot, for NFs that grow the packet (encapsulation).
+  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(slot_offset(b_, i_), b_.stride); }
+  // Both overloads: the non-const one alone would hide the reader's.
+  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
+  GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
+  GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
+  GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
 };
 
 // Memory of one batch's arrays, laid out in one allocation. The same layout is used for host

@@ -18,6 +18,7 @@
 #include "nf/nids/nids.h"
 #include "nf/nids/nids_logic.h"
 #include "tests/fixtures/frame_batch.h"
+#include "tests/fixtures/frames.h"
 
 namespace gpunfv::nids_testing {
 
@@ -113,13 +114,7 @@ inline std::vector<uint8_t> l4_8byte_frame(uint8_t proto, const std::string& pay
   return f;
 }
 
-// An ARP request (not IP), padded to 60 bytes.
-inline std::vector<uint8_t> arp_frame() {
-  std::vector<uint8_t> f(60, 0);
-  f[12] = 0x08;
-  f[13] = 0x06;
-  return f;
-}
+using fixtures::arp_frame;  // an ARP frame (not IP), 60 bytes
 
 // Runs `nids` over `frames` on the CPU (slots of 2048 bytes, the NIDS's results record);
 // returns the batch for inspection.
