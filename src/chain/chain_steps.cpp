@@ -16,7 +16,8 @@ void enter_chain_cpu(const Chain& c, const BatchView& b) {
 
 void run_node_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b, uint8_t k) {
   const NetworkFunction& nf = *rc.nfs[c.path[k]];
-  if (b.node_packets[k] == 0) {  // nothing was sent here: no NF work, no survivors
+  if (b.node_packets[k] == 0 || nf.quarantined()) {  // no NF work, no survivors
+    if (b.node_packets[k] != 0) drop_at_node_cpu(b, k, DropReason::nf_isolation_fault);
     nf.skip(b, k);
     return;
   }
@@ -27,8 +28,8 @@ void run_node_cpu(const RuntimeConfig& rc, const Chain& c, const BatchView& b, u
   }
 }
 
-void drop_at_node_cpu(const BatchView& b, uint8_t k) {
-  for (uint32_t i = 0; i < b.count; ++i) drop_at_node(b, i, k);
+void drop_at_node_cpu(const BatchView& b, uint8_t k, DropReason reason) {
+  for (uint32_t i = 0; i < b.count; ++i) drop_at_node(b, i, k, reason);
   b.node_packets[k] = 0;
 }
 

@@ -44,9 +44,9 @@ __global__ void switch_kernel(BatchView b, ChainView c, uint8_t k) {
   flush_counts(b, counts);
 }
 
-__global__ void drop_at_node_kernel(BatchView b, uint8_t k) {
+__global__ void drop_at_node_kernel(BatchView b, uint8_t k, DropReason reason) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    drop_at_node(b, i, k);
+    drop_at_node(b, i, k, reason);
   if (blockIdx.x == 0 && threadIdx.x == 0) b.node_packets[k] = 0;
 }
 
@@ -81,7 +81,14 @@ void launch_enter_chain(const Chain& c, const BatchView& dv, cudaStream_t stream
 void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& dv, uint8_t k,
                      const GpuStream& s) {
   if (dv.count == 0) return;
-  rc.nfs[c.path[k]]->process_gpu(dv, k, s);
+  const NetworkFunction& nf = *rc.nfs[c.path[k]];
+  if (nf.quarantined()) {
+    drop_at_node_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(
+        dv, k, DropReason::nf_isolation_fault);
+    GPUNFV_CUDA(cudaGetLastError());
+    return;
+  }
+  nf.process_gpu(dv, k, s);
   switch_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(dv, c.view, k);
   GPUNFV_CUDA(cudaGetLastError());
 }
@@ -96,9 +103,9 @@ void launch_publish_node_packets(const BatchView& dv, uint32_t* host_counts, cud
   GPUNFV_CUDA(cudaGetLastError());
 }
 
-void launch_drop_at_node(const BatchView& dv, uint8_t k, cudaStream_t stream) {
+void launch_drop_at_node(const BatchView& dv, uint8_t k, cudaStream_t stream, DropReason reason) {
   if (dv.count == 0) return;
-  drop_at_node_kernel<<<blocks_for(dv.count, 0), kThreads, 0, stream>>>(dv, k);
+  drop_at_node_kernel<<<blocks_for(dv.count, 0), kThreads, 0, stream>>>(dv, k, reason);
   GPUNFV_CUDA(cudaGetLastError());
 }
 

@@ -63,10 +63,12 @@ GPUNFV_HD inline uint8_t switch_after_node(const ChainView& c, const BatchView& 
   return send_to_node(b, i, choose_next_node(c, k, b, i));
 }
 
-// Node k's queue had no room: a packet waiting for k is dropped there.
-GPUNFV_HD inline void drop_at_node(const BatchView& b, uint32_t i, uint8_t k) {
+// A packet waiting for node k is dropped there for `reason` (k's queue had no room; its NF is
+// quarantined).
+GPUNFV_HD inline void drop_at_node(const BatchView& b, uint32_t i, uint8_t k,
+                                   DropReason reason = DropReason::nf_queue_full) {
   if (b.verdict[i] == static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == k)
-    b.verdict[i] = static_cast<uint8_t>(DropReason::nf_queue_full);
+    b.verdict[i] = static_cast<uint8_t>(reason);
 }
 
 }  // namespace gpunfv

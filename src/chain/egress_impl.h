@@ -97,7 +97,9 @@ struct Egress::Impl {
 
   // egress_send.cpp: a batch prepared, sent and counted.
   static void check_arrays(const BatchView& v);
-  static void add_node_counts(Worker& w, const Chain& chain, const BatchView& v);
+  void add_node_counts(Worker& w, const Chain& chain, const BatchView& v);
+  // A packet of `nf` was dropped as nf_isolation_fault: the NF is quarantined (once).
+  void quarantine(NetworkFunction& nf);
   void prepare(Worker& w, Prepared& p, Batch& batch);
   void hold_tx(Worker& w, uint16_t p);
   void release_tx(Worker& w);

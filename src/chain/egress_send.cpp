@@ -1,5 +1,6 @@
 // Egress, one batch (chain/egress.h): a host batch prepared on any thread and sent by lists at
 // its turn; a gpuring batch sent frame by frame at its turn; the port locks; the counting.
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -41,8 +42,19 @@ void Egress::Impl::add_node_counts(Worker& w, const Chain& chain, const BatchVie
     w.node_drop_bytes[k] = 0;
     for (int r = 0; r < kMaxDropReasons; ++r)
       if (d.by_reason[r]) add_relaxed(nt.drops.by_reason[r], d.by_reason[r]);
+    if (d.by_reason[static_cast<int>(DropReason::nf_isolation_fault)])
+      quarantine(*rc.nfs[chain.path[k]]);
     d = DropCounts{};
   }
+}
+
+void Egress::Impl::quarantine(NetworkFunction& nf) {
+  if (nf.quarantined()) return;
+  nf.quarantine();
+  std::fprintf(stderr,
+               "gpunfv: NF %s reached outside its memory: quarantined, its packets are dropped "
+               "as nf_isolation_fault\n",
+               nf.name().c_str());
 }
 
 // The order-independent part of a host batch: drops counted, the rest sorted into per-port

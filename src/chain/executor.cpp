@@ -179,6 +179,7 @@ class Pipeline {
       nf->finish();
       nlohmann::json j = nlohmann::json::object();
       nf->report(j);
+      if (nf->quarantined()) j["quarantined"] = true;
       stats_.nf_reports.push_back(std::move(j));
     }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;

@@ -537,8 +537,10 @@ class GpuStage final : public ProcessingStage {
     f.batch = b;
     DevicePacketFn fns[kMaxChainPacketNodes];
     for (size_t k = 0; k < chain.path.size(); ++k) {
-      DevicePacketUse use = rc_.nfs[chain.path[k]]->device_packet_use();
+      const NetworkFunction& nf = *rc_.nfs[chain.path[k]];
+      DevicePacketUse use = nf.device_packet_use();
       fns[k] = use.fn;
+      if (nf.quarantined()) fns[k].kind = DevicePacketFnKind::quarantined;
       f.nf_done.push_back(std::move(use.done));
     }
     note_time(b, &Times::issued_ns, monotonic_ns());

@@ -1,8 +1,8 @@
 // IsoSpan: G-NET's isoPointer. A trivially copyable (base, size) view through which NF code
 // reaches packet and table memory on either backend. Every access is bounds-checked unless
-// the build defines GPUNFV_UNCHECKED. An out-of-bounds access never reads or writes outside
-// the span: on the host it aborts with a message; on the device it traps the kernel, which the
-// executor reports as a CUDA error (the NF is faulty, and its packets are not silently lost).
+// the build defines GPUNFV_UNCHECKED. An access out of bounds never reads or writes outside
+// the span: it is refused and noted, and the NF's packet dropped as nf_isolation_fault
+// (core/iso_fault.h says what happens where).
 #pragma once
 
 #include <cstddef>
@@ -10,24 +10,9 @@
 #include <type_traits>
 
 #include "core/compat.h"
-
-#if !defined(__CUDA_ARCH__)
-#include <cstdio>
-#include <cstdlib>
-#endif
+#include "core/iso_fault.h"
 
 namespace gpunfv {
-
-[[noreturn]] GPUNFV_HD inline void iso_violation(size_t index, size_t size) {
-#if defined(__CUDA_ARCH__)
-  printf("gpunfv: IsoSpan access %llu out of bounds (size %llu)\n", (unsigned long long)index,
-         (unsigned long long)size);
-  __trap();
-#else
-  std::fprintf(stderr, "gpunfv: IsoSpan access %zu out of bounds (size %zu)\n", index, size);
-  std::abort();
-#endif
-}
 
 template <typename T>
 class IsoSpan {
@@ -38,17 +23,20 @@ class IsoSpan {
 
   GPUNFV_HD GPUNFV_FORCEINLINE T& operator[](size_t i) const {
 #if GPUNFV_CHECKED
-    if (i >= size_) iso_violation(i, size_);
+    static_assert(sizeof(T) <= kIsoScratchBytes, "IsoSpan element larger than the refusal scratch");
+    if (i >= size_) return *static_cast<T*>(iso_refuse(i, size_));
 #endif
     return base_[i];
   }
   GPUNFV_HD constexpr size_t size() const { return size_; }
   GPUNFV_HD constexpr bool empty() const { return size_ == 0; }
 
-  // A sub-view [offset, offset + count); checked so a view never grows past its parent.
+  // A sub-view [offset, offset + count); checked so a view never grows past its parent (one
+  // that would is refused: the result is empty).
   GPUNFV_HD IsoSpan subspan(size_t offset, size_t count) const {
 #if GPUNFV_CHECKED
-    if (offset > size_ || count > size_ - offset) iso_violation(offset + count, size_);
+    if (offset > size_ || count > size_ - offset)
+      return IsoSpan(static_cast<T*>(iso_refuse(offset + count, size_)), 0);
 #endif
     return IsoSpan(base_ + offset, count);
   }

@@ -9,6 +9,14 @@
 
 namespace gpunfv {
 
+// A quarantined NF's stand-in: drops every packet sent to it.
+struct QuarantinedView {};
+struct QuarantinedLogic {
+  GPUNFV_HD NfVerdict operator()(const QuarantinedView&, PacketReader) const {
+    return DropReason::nf_isolation_fault;
+  }
+};
+
 // Applies `f` to packet i if it is alive and at `position` (step_packet); returns whether it did.
 GPUNFV_HD inline bool step_device_packet_fn(const BatchView& b, uint32_t i, uint8_t position,
                                             const DevicePacketFn& f) {
@@ -17,6 +25,8 @@ GPUNFV_HD inline bool step_device_packet_fn(const BatchView& b, uint32_t i, uint
       return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{}, f.first_drop);
     case DevicePacketFnKind::firewall:
       return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{}, f.first_drop);
+    case DevicePacketFnKind::quarantined:
+      return step_packet(b, i, position, QuarantinedView{}, QuarantinedLogic{}, 0);
     case DevicePacketFnKind::none:
       break;
   }

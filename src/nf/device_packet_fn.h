@@ -19,7 +19,8 @@
 
 namespace gpunfv {
 
-enum class DevicePacketFnKind : uint8_t { none, router, firewall };
+// quarantined: the NF's packets are dropped as nf_isolation_fault (NetworkFunction::quarantine).
+enum class DevicePacketFnKind : uint8_t { none, router, firewall, quarantined };
 
 inline constexpr size_t kDevicePacketViewBytes = 256;
 

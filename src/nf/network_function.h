@@ -8,6 +8,7 @@
 // a host batch, process_gpu() as a kernel over a device batch (src/nf/run_per_packet.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -140,9 +141,17 @@ class NetworkFunction {
   // One line for the startup summary.
   virtual std::string describe() const = 0;
 
+  // isoPointer's containment: once a packet's run of this NF reached outside its memory (the
+  // packet was dropped as nf_isolation_fault), the framework quarantines the NF. It then runs
+  // no more, and the packets sent to it are dropped as nf_isolation_fault; the other NFs and
+  // chains go on. Thread-safe; there is no way back in a run.
+  void quarantine() { quarantined_.store(true, std::memory_order_relaxed); }
+  bool quarantined() const { return quarantined_.load(std::memory_order_relaxed); }
+
  private:
   std::string name_;
   uint32_t result_offset_ = 0;
+  std::atomic<bool> quarantined_{false};
 };
 
 }  // namespace gpunfv

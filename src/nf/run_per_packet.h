@@ -10,17 +10,20 @@
 namespace gpunfv {
 
 // Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop
-// (`first_drop` is the code of the NF's first own reason, nf/nf_drops.h). Returns whether it
-// applied `fn`.
+// (`first_drop` is the code of the NF's first own reason, nf/nf_drops.h). A packet whose run of
+// `fn` reached outside the NF's memory is dropped as nf_isolation_fault (core/iso_fault.h).
+// Returns whether it applied `fn`.
 template <typename View, typename Fn>
 GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, uint8_t position,
                                               const View& view, Fn fn, uint8_t first_drop) {
   if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
   NfVerdict r = DropReason::none;
+  IsoFaultScope scope;
   if constexpr (std::is_invocable_v<Fn, const View&, PacketReader>)
     r = fn(view, PacketReader(b, i));  // the NF does not rewrite packets
   else
     r = fn(view, PacketRef(b, i));
+  if (scope.faulted()) r = DropReason::nf_isolation_fault;
   if (r.passes())
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else

@@ -76,6 +76,10 @@ std::string summary_table(const RunStats& s) {
       out += fmt::format("{:<12} {:<10} {:>12} {:>12} {:>10}  {}\n", n.name, n.type, n.in, n.out,
                          n.drops.total(), reasons);
     }
+    for (size_t i = 0; i < s.nfs.size() && i < s.nf_reports.size(); ++i)
+      if (s.nf_reports[i].value("quarantined", false))
+        out += fmt::format("quarantined: {} reached outside its memory; later packets to it were "
+                           "dropped (nf_isolation_fault)\n", s.nfs[i].name);
   }
   out += chain_latency_lines(s);
   for (const auto& c : s.chains) {

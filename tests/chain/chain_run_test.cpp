@@ -19,10 +19,13 @@ namespace {
 GPUNFV_NF_DROP_REASONS(ProbeDrop, "probe", PROBE_DROPS);
 
 struct ProbeView {
-  uint32_t drop_mod;  // drop packets whose flow hash / 256 is a multiple (0: drop none)
+  uint32_t drop_mod;   // drop packets whose flow hash / 256 is a multiple (0: drop none)
+  uint32_t fault_mod;  // read past the frame of those whose flow hash / 65536 is (0: none)
 };
 struct ProbeLogic {
   GPUNFV_HD NfVerdict operator()(const ProbeView& v, PacketRef p) const {
+    if (v.fault_mod && (p.flow_hash() >> 16) % v.fault_mod == 0 && p.frame()[p.length()] == 0x5A)
+      return DropReason::none;
     if (v.drop_mod && (p.flow_hash() >> 8) % v.drop_mod == 0) return ProbeDrop::probe_drop;
     return DropReason::none;
   }
@@ -38,7 +41,7 @@ class ProbeNf final : public NetworkFunction {
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
     if (delay_us_) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
-    run_per_packet_cpu(b, begin, end, pos, ProbeView{drop_mod_}, ProbeLogic{},
+    run_per_packet_cpu(b, begin, end, pos, ProbeView{drop_mod_, fault_mod}, ProbeLogic{},
                        first_drop_code<ProbeDrop>());
   }
 #if GPUNFV_HAVE_CUDA
@@ -59,6 +62,7 @@ class ProbeNf final : public NetworkFunction {
     bool dropped;
   };
   std::map<uint64_t, Seen> seen;
+  uint32_t fault_mod = 0;  // set before the run
 
  private:
   uint32_t drop_mod_;
@@ -170,6 +174,45 @@ settings: {batch_size: 100, workers: 2}
   ASSERT_EQ(s.chains.size(), 2u);
   EXPECT_EQ(s.chains[1]["stages"][1]["nf"], "b");
   EXPECT_EQ(s.chains[1]["stages"][1]["packets"], 3000u);
+}
+
+// An NF that reads outside its memory (isoPointer): the read is refused, the packet dropped as
+// nf_isolation_fault, the NF quarantined (its later packets dropped without running it), and
+// the chain beside it loses nothing.
+TEST(ChainRun, NfReachingOutsideItsMemoryIsQuarantined) {
+  RuntimeConfig rc = load_with_probes("isolation", R"(
+ports:
+  - {name: g1, type: generator, count: 20000, flows: 512, size: 64, seed: 5}
+  - {name: g2, type: generator, count: 7000, flows: 64, size: 128, seed: 6}
+  - {name: out, type: discard}
+)" + nfs_yaml({"faulty", "clean"}) + R"(
+chains:
+  - {name: one, from: g1, to: out, path: [faulty]}
+  - {name: two, from: g2, to: out, path: [clean]}
+settings: {batch_size: 64, workers: 2}
+)");
+  probe(rc, 0).fault_mod = 7;
+  RunStats s = run(rc, RunOptions{Backend::cpu, 0, nullptr});
+  EXPECT_EQ(s.accounting_errors(), "");
+  EXPECT_TRUE(rc.nfs[0]->quarantined());
+  EXPECT_FALSE(rc.nfs[1]->quarantined());
+  const uint64_t faults = s.nfs[0].drops.by_reason[int(DropReason::nf_isolation_fault)];
+  EXPECT_GE(faults, 1u);
+  EXPECT_EQ(s.nfs[0].drops.total(), faults);
+  EXPECT_EQ(s.nfs[0].in, 20000u);
+  // What passed the faulty NF passed before it was quarantined, and never a faulting packet.
+  uint64_t passed = 0;
+  for (auto& [seq, seen] : probe(rc, 0).seen)
+    if (!seen.dropped) {
+      ++passed;
+      EXPECT_NE((seen.hash >> 16) % 7, 0u) << seq;
+    }
+  EXPECT_EQ(passed, s.nfs[0].out);
+  EXPECT_LT(passed, 20000u * 6 / 7);  // quarantine stopped it
+  // The other chain lost nothing.
+  EXPECT_EQ(s.nfs[1].in, 7000u);
+  EXPECT_EQ(s.nfs[1].drops.total(), 0u);
+  EXPECT_EQ(s.total_tx(), passed + 7000u);
 }
 
 // A slow NF in the middle of a chain with bounded queues: without backpressure the fast NF

@@ -4,7 +4,6 @@ output; the loader's refusals; on a GPU host, its GPU output equal to its CPU ou
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 
 from conftest import (REPO, TRACES, check_accounting, read_pcap, run_chain, run_gpunfv,
                       tshark_fields, write_config)
+from plugin_build import build_plugin
 
 SIP_TRACE = TRACES / "SIP_CALL_RTP_G711.pcap"
 DSCP, DROP_DSCP = 10, 1
@@ -21,31 +21,12 @@ REASONS = ("dscp_dropped",)  # the plugin's own
 NO_GPU = re.compile(r"^gpunfv: (GPU )?error: .*(no CUDA device|no (CUDA|GPU) backend)", re.I | re.M)
 
 
-def build_dir(gpunfv: Path) -> Path:
-    folder = gpunfv.resolve().parent
-    if not (folder / "CMakeCache.txt").exists():
-        pytest.skip(f"{gpunfv} is not in a CMake build tree: no SDK to install")
-    return folder
-
-
 @pytest.fixture(scope="session")
 def plugin(gpunfv, tmp_path_factory) -> Path:
     """The example plugin, built against the SDK installed from gpunfv's own build tree (or, for
     a packaged gpunfv on a GPU host, built beside it: GPUNFV_NF_PLUGIN names the library)."""
-    if os.environ.get("GPUNFV_NF_PLUGIN"):
-        return Path(os.environ["GPUNFV_NF_PLUGIN"])
-    work = tmp_path_factory.mktemp("nf-plugin")
-    sdk, out = work / "sdk", work / "build"
-    steps = [["cmake", "--install", build_dir(gpunfv), "--prefix", sdk],
-             ["cmake", "-S", REPO / "examples" / "nf-plugin", "-B", out,
-              f"-DCMAKE_PREFIX_PATH={sdk}", "-DCMAKE_BUILD_TYPE=Release"],
-             ["cmake", "--build", out]]
-    for step in steps:
-        proc = subprocess.run([str(s) for s in step], capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, f"{step}\n{proc.stdout}\n{proc.stderr}"
-    library = out / "libdscp_mark.so"
-    assert library.exists()
-    return library
+    return build_plugin(gpunfv, tmp_path_factory, REPO / "examples" / "nf-plugin", "dscp_mark",
+                        "GPUNFV_NF_PLUGIN")
 
 
 def config(folder: Path, library: Path, backend: str, extra: str = "") -> tuple[Path, Path]:

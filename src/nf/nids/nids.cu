@@ -81,6 +81,7 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
   // The loop is warp-uniform (every lane of a warp steps through the same bases); a group
   // whose packet is past the batch or not at this NF just has nothing to scan.
   const uint32_t stride = gridDim.x * warps * kGroups;
+  IsoFaultScope fault;
   for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < b.count; base += stride) {
     const uint32_t i = base + group;
     const bool here = i < b.count && b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
@@ -120,10 +121,12 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
     }
     NidsResult all = group_merge<G>(mine);
     all.rebase(v.rule_base);
+    // A lane of the group that reached outside the NF's memory faults the packet.
+    const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
     if (sub == 0 && here) {
       PacketRef p(b, i);
       all.store(p.results(v.result_offset, kNidsResultBytes));
-      const NfVerdict r = nids_verdict(v, all);
+      const NfVerdict r = faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all);
       if (r.passes())
         b.next_nf[i] = static_cast<uint8_t>(position + 1);
       else

@@ -1,0 +1,72 @@
+// IsoSpan accesses out of bounds (core/iso_fault.h): inside an NF's fault scope they are refused
+// and noted, never reaching memory outside the span; outside any scope (framework code) they
+// abort.
+#include "core/iso_fault.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "core/iso_span.h"
+
+namespace gpunfv {
+namespace {
+
+TEST(IsoFault, RefusedInsideAScopeAndNotedOnce) {
+  std::array<uint8_t, 12> memory{};
+  IsoSpan<uint8_t> s(memory.data() + 2, 8);  // guard bytes on both sides
+  IsoFaultScope scope;
+  EXPECT_FALSE(scope.faulted());
+  s[3] = 7;
+  EXPECT_FALSE(scope.faulted());
+  s[8] = 0xEE;  // one past the end: refused
+  s[1000] = 0xEE;
+  EXPECT_TRUE(scope.faulted());
+  EXPECT_FALSE(scope.faulted());  // taken
+  for (size_t i = 0; i < memory.size(); ++i) EXPECT_EQ(memory[i], i == 5 ? 7 : 0) << i;
+
+  const uint8_t read = s[9];  // a read gets scratch, and is noted too
+  (void)read;
+  EXPECT_TRUE(scope.faulted());
+}
+
+TEST(IsoFault, RefusedSubspanIsEmpty) {
+  std::array<uint32_t, 8> memory{};
+  IsoSpan<uint32_t> s(memory.data(), 8);
+  IsoFaultScope scope;
+  IsoSpan<uint32_t> inside = s.subspan(2, 6);
+  EXPECT_EQ(inside.size(), 6u);
+  EXPECT_FALSE(scope.faulted());
+  IsoSpan<uint32_t> past = s.subspan(4, 5);
+  EXPECT_TRUE(past.empty());
+  EXPECT_TRUE(scope.faulted());
+  past[0] = 1;  // still refused
+  EXPECT_TRUE(scope.faulted());
+  for (uint32_t v : memory) EXPECT_EQ(v, 0u);
+}
+
+TEST(IsoFault, NestedScopesShareTheThreadsNote) {
+  std::array<uint8_t, 4> memory{};
+  IsoSpan<uint8_t> s(memory.data(), 4);
+  IsoFaultScope outer;
+  {
+    IsoFaultScope inner;
+    s[4] = 1;
+  }
+  EXPECT_TRUE(outer.faulted());
+}
+
+TEST(IsoFaultDeathTest, OutsideAnyScopeAborts) {
+  std::array<uint8_t, 4> memory{};
+  IsoSpan<uint8_t> s(memory.data(), 4);
+  EXPECT_DEATH(s[4] = 1, "out of bounds");
+  EXPECT_DEATH(
+      {
+        { IsoFaultScope closed; }
+        s[5] = 1;
+      },
+      "out of bounds");
+}
+
+}  // namespace
+}  // namespace gpunfv
