@@ -26,6 +26,7 @@
 #include "core/debug_switches.h"
 #include "io/gpuring/loops/kernel_loading.h"
 #include "chain/timeseries.h"
+#include "nf/nf_process/nf_process.h"
 
 namespace gpunfv {
 
@@ -107,7 +108,9 @@ class Pipeline {
     for (auto& nf : rc.nfs) nf->prepare(opt.backend);
     if (opt.backend == Backend::gpu) stage_->set_egress_only_download(egress_only_chains(rc));
 
-    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned : MemoryKind::host;
+    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned
+                     : rc.nf_processes           ? MemoryKind::host_shared
+                                                 : MemoryKind::host;
     pool_ = std::make_unique<BatchPool>(rc.settings.batches, shape_.capacity, shape_.stride, mem,
                                         shape_.result_stride);
     stats_.backend_detail = stage_->describe() + ", batch " +
@@ -181,6 +184,8 @@ class Pipeline {
       nf->report(j);
       if (nf->quarantined()) j["quarantined"] = true;
       stats_.nf_reports.push_back(std::move(j));
+      if (auto* proxy = dynamic_cast<const NfProcessProxy*>(nf.get()))
+        stats_.processes[proxy->nf_process().name()] = proxy->nf_process().report();
     }
     stats_.elapsed_s = (monotonic_ns() - t0_) / 1e9;
     if (opt_.live_stats) opt_.live_stats(nullptr);

@@ -79,6 +79,7 @@ struct RuntimeConfig {
   std::vector<Chain> chains;
   std::vector<ForwardSpec> forwards;              // `forward:` (chain/forward_spec.h)
   Settings settings;
+  bool nf_processes = false;  // some NF runs in an NF process: batches in shared memory
 };
 
 }  // namespace gpunfv

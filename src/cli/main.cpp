@@ -13,6 +13,7 @@
 #include "cli/control_client.h"
 #include "cli/control_commands.h"
 #include "cli/control_server.h"
+#include "cli/nf_process_command.h"
 #include "cli/profile_command.h"
 #include "cli/stop_signals.h"
 #include "config/config.h"
@@ -37,7 +38,10 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
   const bool automatic = backend_name == "auto";
-  opt.backend = backend_name == "gpu" || (automatic && cuda_device_available()) ? Backend::gpu : Backend::cpu;
+  // NF processes run on the CPU backend only (nf/nf_process/nf_process.h).
+  opt.backend = backend_name == "gpu" || (automatic && !rc.nf_processes && cuda_device_available())
+                    ? Backend::gpu
+                    : Backend::cpu;
   opt.duration_s = duration;
   if (!quiet)
     opt.progress = [](const ProgressSample& s) {
@@ -51,6 +55,7 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                  opt.backend == Backend::gpu ? "GPU" : "CPU",
                  !automatic ? ""
                  : opt.backend == Backend::gpu ? " (auto: a CUDA device is present)"
+                 : rc.nf_processes ? " (auto: NF processes run on the CPU)"
                  : GPUNFV_HAVE_CUDA ? " (auto: no CUDA device)"
                                     : " (auto: built without CUDA)");
     for (const auto& p : rc.ports)
@@ -148,6 +153,8 @@ int main(int argc, char** argv) {
 
   gpunfv::ProfileOptions profile_options;
   CLI::App* profile = gpunfv::add_profile_command(app, profile_options);
+  gpunfv::NfProcessOptions nf_process_options;
+  CLI::App* nf_process = gpunfv::add_nf_process_command(app, nf_process_options);
   gpunfv::ReportOptions report_options;
   CLI::App* report_cmd = gpunfv::add_report_command(app, report_options);
 
@@ -183,6 +190,7 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kExitConfig;
   }
+  if (nf_process->parsed()) return gpunfv::run_nf_process_command(nf_process_options);
   if (profile->parsed()) return gpunfv::run_profile_command(profile_options);
   if (report_cmd->parsed()) return gpunfv::run_report_command(report_options);
   if (ctl->parsed()) return gpunfv::run_ctl(ctl_socket, ctl_words, ctl_nf);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "chain/runtime_config.h"
 #include "io/port.h"
@@ -15,6 +16,11 @@ namespace gpunfv {
 
 // Loads, builds (ports, NFs) and validates the configuration at `path`.
 RuntimeConfig load_runtime_config(const std::string& path);
+
+// The NFs of `path` whose entries say `process: NAME`, in their order, as the NF process NAME
+// builds them (nf/nf_process/nf_process.h).
+std::vector<std::unique_ptr<NetworkFunction>> load_nf_process_nfs(const std::string& path,
+                                                                   const std::string& process);
 
 // A generator port like the first chain's ingress port of `rc`, making frames of `size` bytes
 // as fast as asked (`gpunfv profile`). Throws ConfigError when that port is not a generator.

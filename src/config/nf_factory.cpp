@@ -18,6 +18,14 @@ namespace {
 // `{type: plugin, library: PATH, ...}`: loads the library and reads the entry as one of the
 // type it registered, without `library:`, so the NF's own key check sees only its keys. The
 // entry's keys and values are shared, not copied, so errors keep their lines.
+// The entry without `drop` (keys the framework reads, not the NF), keys and values shared.
+ConfigNode without_key(const ConfigNode& node, const std::string& drop) {
+  YAML::Node own(YAML::NodeType::Map);
+  for (const auto& kv : node.yaml())
+    if (kv.first.as<std::string>() != drop) own.force_insert(kv.first, kv.second);
+  return node.in_context(own);
+}
+
 std::unique_ptr<NetworkFunction> make_plugin_nf(const ConfigNode& node, const NfContext& ctx) {
   const ConfigNode library = node["library"];
   const std::string path = library.as_input_file("NF plugin");
@@ -40,7 +48,8 @@ std::unique_ptr<NetworkFunction> make_plugin_nf(const ConfigNode& node, const Nf
 
 }  // namespace
 
-std::unique_ptr<NetworkFunction> make_nf(const ConfigNode& node, const NfContext& ctx) {
+std::unique_ptr<NetworkFunction> make_nf(const ConfigNode& entry, const NfContext& ctx) {
+  const ConfigNode node = entry.has("process") ? without_key(entry, "process") : entry;
   std::string type = node.str("type");
   if (type == "plugin") return make_plugin_nf(node, ctx);
   if (NfFactory make = NfRegistry::find(type)) return make(node, ctx);

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "io/gpuring/gpuring_port.h"
 #include "io/port_factory.h"
+#include "nf/nf_process/nf_process.h"
 #include "nf/router/router.h"
 
 namespace gpunfv {
@@ -267,39 +268,91 @@ void check_pool_memory(const ConfigNode& root, RuntimeConfig& rc) {
 
 }  // namespace
 
+namespace {
+
+// The root of the file at `path`, with its settings read and applied to the nodes NFs and ports
+// will read, and its port ids by name: NFs (router next hops) refer to ports before ports are
+// built.
+struct ConfigRoot {
+  ConfigNode root;
+  Settings settings;
+  std::map<std::string, uint16_t> port_ids;
+  std::vector<ConfigNode> port_nodes;
+
+  explicit ConfigRoot(const std::string& path) : root(load_yaml(path), path) {
+    root.only_keys({"ports", "nfs", "chains", "settings", "forward"});
+    if (auto s = root.get("settings")) settings = parse_settings(*s);
+    // Before any NF or port reads a file: the nodes they get inherit the limit from the root.
+    root.set_max_input_bytes(uint64_t(settings.max_input_file_mb) << 20);
+    check_file_roles(root);
+    port_nodes = root["ports"].items();
+    if (port_nodes.empty()) root["ports"].fail("at least one port is needed");
+    if (port_nodes.size() >= kNoPort) root["ports"].fail("too many ports");
+    for (const ConfigNode& p : port_nodes) {
+      std::string name = p.str("name");
+      if (!port_ids.emplace(name, static_cast<uint16_t>(port_ids.size())).second)
+        p["name"].fail("duplicate port name '" + name + "'");
+    }
+  }
+  NfContext nf_context() const {
+    return NfContext{[this](const std::string& name) -> std::optional<uint16_t> {
+      auto it = port_ids.find(name);
+      if (it == port_ids.end()) return std::nullopt;
+      return it->second;
+    }};
+  }
+};
+
+// `process: NAME` of an NF entry (nf/nf_process/nf_process.h); empty when it has none.
+std::string process_of(const ConfigNode& n) {
+  if (!n.has("process")) return {};
+  const std::string name = n.str("process");
+  if (name.empty() || name.size() > 64 ||
+      !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(uint8_t(c)) || c == '_' || c == '-'; }))
+    n["process"].fail("an NF process name is 1-64 letters, digits, '_' or '-'");
+  return name;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<NetworkFunction>> load_nf_process_nfs(const std::string& path,
+                                                                   const std::string& process) {
+  ConfigRoot c(path);
+  std::vector<std::unique_ptr<NetworkFunction>> nfs;
+  if (auto entries = c.root.get("nfs"))
+    for (const ConfigNode& n : entries->items())
+      if (process_of(n) == process) nfs.push_back(make_nf(n, c.nf_context()));
+  if (nfs.empty()) c.root.fail("no NF has process: " + process);
+  return nfs;
+}
+
 RuntimeConfig load_runtime_config(const std::string& path) {
-  ConfigNode root(load_yaml(path), path);
-  root.only_keys({"ports", "nfs", "chains", "settings", "forward"});
+  ConfigRoot c(path);
+  ConfigNode& root = c.root;
   RuntimeConfig rc;
   rc.file = path;
-  if (auto s = root.get("settings")) rc.settings = parse_settings(*s);
-  // Before any NF or port reads a file: the nodes they get inherit the limit from the root.
-  root.set_max_input_bytes(uint64_t(rc.settings.max_input_file_mb) << 20);
-  check_file_roles(root);
-
-  // Port names first, so NFs (router next hops) can refer to them before ports are built.
-  std::map<std::string, uint16_t> port_ids;
-  std::vector<ConfigNode> port_nodes = root["ports"].items();
-  if (port_nodes.empty()) root["ports"].fail("at least one port is needed");
-  if (port_nodes.size() >= kNoPort) root["ports"].fail("too many ports");
-  for (const ConfigNode& p : port_nodes) {
-    std::string name = p.str("name");
-    if (!port_ids.emplace(name, static_cast<uint16_t>(port_ids.size())).second)
-      p["name"].fail("duplicate port name '" + name + "'");
-  }
-  auto port_id_of = [&](const std::string& name) -> std::optional<uint16_t> {
-    auto it = port_ids.find(name);
-    if (it == port_ids.end()) return std::nullopt;
-    return it->second;
-  };
+  rc.settings = c.settings;
+  const std::map<std::string, uint16_t>& port_ids = c.port_ids;
+  const std::vector<ConfigNode>& port_nodes = c.port_nodes;
+  const NfContext nf_context = c.nf_context();
+  auto port_id_of = nf_context.port_id_of;
 
   std::map<std::string, uint16_t> nf_ids;
+  std::map<std::string, std::pair<std::shared_ptr<NfProcess>, uint32_t>> processes;
   if (auto nfs = root.get("nfs")) {
     for (const ConfigNode& n : nfs->items()) {
       std::string name = n.str("name");
       if (nf_ids.count(name)) n["name"].fail("duplicate NF name '" + name + "'");
       if (port_ids.count(name)) n["name"].fail("NF name '" + name + "' is also a port name");
-      rc.nfs.push_back(make_nf(n, NfContext{port_id_of}));
+      std::unique_ptr<NetworkFunction> nf = make_nf(n, nf_context);
+      if (const std::string group = process_of(n); !group.empty()) {
+        auto& [process, members] = processes[group];
+        if (!process)
+          process = std::make_shared<NfProcess>(group, std::filesystem::absolute(path).string());
+        nf = std::make_unique<NfProcessProxy>(std::move(nf), process, members++);
+        rc.nf_processes = true;
+      }
+      rc.nfs.push_back(std::move(nf));
       nf_ids.emplace(name, static_cast<uint16_t>(rc.nfs.size() - 1));
     }
   }

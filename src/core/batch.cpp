@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/host_memory.h"
+#include "core/shared_arena.h"
 
 namespace gpunfv {
 
@@ -82,6 +83,8 @@ Batch::Batch(uint32_t capacity, uint32_t stride, MemoryKind kind, uint32_t resul
     base_ = static_cast<uint8_t*>(host_alloc_pinned(layout_.bytes));
     if (!base_) kind_ = MemoryKind::host;  // no device: ordinary memory works for the CPU
   }
+  if (kind_ == MemoryKind::host_shared)
+    base_ = static_cast<uint8_t*>(SharedArena::instance().allocate(layout_.bytes));
   if (!base_) base_ = static_cast<uint8_t*>(std::aligned_alloc(256, layout_.bytes));
   if (!base_) throw std::bad_alloc();
   std::memset(base_, 0, layout_.bytes);
@@ -90,8 +93,8 @@ Batch::Batch(uint32_t capacity, uint32_t stride, MemoryKind kind, uint32_t resul
 Batch::~Batch() {
   if (kind_ == MemoryKind::host_pinned)
     host_free_pinned(base_);
-  else
-    std::free(base_);
+  else if (kind_ == MemoryKind::host)
+    std::free(base_);  // shared memory is the arena's for the whole run
 }
 
 }  // namespace gpunfv

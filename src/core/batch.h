@@ -133,7 +133,8 @@ struct BatchLayout {
   BatchView view(uint8_t* base, uint32_t count) const;
 };
 
-enum class MemoryKind { host, host_pinned };
+// host_shared: in the memory shared with NF processes (core/shared_arena.h).
+enum class MemoryKind { host, host_pinned, host_shared };
 
 // Owning host batch. Pinned memory when the GPU backend will copy it.
 class Batch {

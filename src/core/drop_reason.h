@@ -27,6 +27,7 @@
   X(port_tx_error, "port failed to transmit")                                         \
   X(nf_queue_full, "the NF's input queue was full (a loss inside the chain)")         \
   X(nf_isolation_fault, "the NF reached outside its memory, or was quarantined after it did") \
+  X(nf_process_lost, "the NF's process was lost (killed or crashed) before it finished the packet") \
   X(ingress_backpressure, "the port's receive queue overflowed while backpressure paused it") \
   X(nic_rx_ring_full, "NIC found no free rx descriptor (gpuring port)")               \
   X(integrity_mismatch, "sampled checksum changed between rx and tx (forward)")

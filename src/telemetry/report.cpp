@@ -80,6 +80,9 @@ std::string summary_table(const RunStats& s) {
       if (s.nf_reports[i].value("quarantined", false))
         out += fmt::format("quarantined: {} reached outside its memory; later packets to it were "
                            "dropped (nf_isolation_fault)\n", s.nfs[i].name);
+    for (const auto& [name, p] : s.processes.items())
+      out += fmt::format("NF process {}: pid {}, restarts {}\n", name, p.value("pid", -1),
+                         p.value("restarts", 0));
   }
   out += chain_latency_lines(s);
   for (const auto& c : s.chains) {
@@ -169,6 +172,7 @@ nlohmann::json report_json(const RunStats& s) {
     j["nfs"][n.name] = nj;
   }
   if (!s.forward_reports.empty()) j["forwards"] = s.forward_reports;
+  if (!s.processes.empty()) j["processes"] = s.processes;
   j["latency_ns"] = {{"p50", s.latency.quantile(0.5)},
                      {"p99", s.latency.quantile(0.99)},
                      {"max", s.latency.max()},

@@ -29,7 +29,7 @@ DROP_REASONS = (
     "ttl_expired", "no_egress", "port_tx_error",
     "firewall_rule", "firewall_default", "nids_match",
     "esp_bad_icv", "esp_replay", "esp_unknown_spi", "esp_malformed", "ipsec_no_sa",
-    "esp_seq_exhausted", "nf_queue_full", "nf_isolation_fault", "ingress_backpressure", "nic_rx_ring_full",
+    "esp_seq_exhausted", "nf_queue_full", "nf_isolation_fault", "nf_process_lost","ingress_backpressure", "nic_rx_ring_full",
     "integrity_mismatch", "ttl_below_minimum",
 )
 

@@ -1,0 +1,33 @@
+#!/bin/bash
+# The cost of isoPointer's bounds checks: chain S_d (firewall, IPsec, NIDS, router) at
+# saturation under the unco policy, run by a gpunfv built with the checks (the default) and by
+# one built with -DGPUNFV_UNCHECKED=ON, alternating in rounds so that drift in the host spreads
+# over both. G-NET measured 2.8-4.5% for its isoPointer.
+#
+# usage: bench/isolation/run.sh CHECKED_BIN_DIR UNCHECKED_BIN_DIR OUT_DIR [SECONDS] [SIZES]
+# SECONDS per run (default 6), SIZES frame sizes (default 64,1518). env REPEATS: rounds
+# (default 3); env QUEUES, BATCH: as bench/chains/run.sh (defaults 8 and 32768).
+# A run's rate is its steady rate (bench/chains/summarize.py); summarize.py prints each build's
+# median with min and max, and the cost.
+set -uo pipefail
+CHECKED=$(realpath "$1"); UNCHECKED=$(realpath "$2"); OUT=$(realpath -m "$3")
+SECS=${4:-6}; SIZES=${5:-64,1518}
+REPEATS=${REPEATS:-3}; QUEUES=${QUEUES:-8}; BATCH=${BATCH:-32768}
+HERE=$(dirname "$(realpath "$0")")
+mkdir -p "$OUT/configs" "$OUT/reports" "$OUT/logs"
+python3 "$HERE/../chains/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies unco \
+  --chains sd --model "$OUT/model.json" --queues "$QUEUES" --batch "$BATCH" --egress-threads 0
+echo "S_d, unco, generator queues: $QUEUES, batch_size: $BATCH, $REPEATS rounds of $SECS s runs" > "$OUT/setup.txt"
+for rep in $(seq 1 "$REPEATS"); do
+  for size in ${SIZES//,/ }; do
+    for build in checked unchecked; do
+      bin=$CHECKED; [ "$build" = unchecked ] && bin=$UNCHECKED
+      run="sd-$size-$build.r$rep"
+      [ -s "$OUT/reports/$run.json" ] && continue
+      timeout $((SECS + 60)) "$bin/gpunfv" run "$OUT/configs/sd-$size-unco.yaml" --backend gpu \
+        --duration "$SECS" --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
+      echo "$run exit $?"
+    done
+  done
+done
+python3 "$HERE/summarize.py" "$OUT/reports" "$OUT/logs" | tee "$OUT/summary.txt"

@@ -1,0 +1,44 @@
+#include "cli/nf_process_command.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "core/shared_arena.h"
+#include "nf/nf_process/nf_process.h"
+
+namespace gpunfv {
+
+CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o) {
+  CLI::App* c = app.add_subcommand("nf-process", "One NF process, started by gpunfv run");
+  c->group("");  // internal: not listed in --help
+  c->add_option("config", o.config)->required();
+  c->add_option("--process", o.process)->required();
+  c->add_option("--socket", o.socket_fd)->required();
+  c->add_option("--arena", o.arena_fd)->required();
+  c->add_option("--arena-bytes", o.arena_bytes)->required();
+  return c;
+}
+
+int run_nf_process_command(const NfProcessOptions& o) {
+  // The process lives no longer than the gpunfv run that started it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;
+  try {
+    std::vector<std::unique_ptr<NetworkFunction>> nfs = load_nf_process_nfs(o.config, o.process);
+    uint8_t* arena = SharedArena::map(o.arena_fd, o.arena_bytes);
+    return serve_nf_process(nfs, o.socket_fd, arena, o.arena_bytes);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace gpunfv

@@ -1,0 +1,125 @@
+// NF processes (G-NET section 4.1: NFs from different vendors in processes of their own). An NF
+// entry with `process: NAME` runs, with the other entries of that NAME, in an OS process that
+// `gpunfv run` (the Manager) starts: `gpunfv nf-process`. The NF process reads its entries of the
+// configuration, builds its tables and does its NFs' host-side work (collect: alert logs and
+// counters; finish and report). It works on the Manager's batches in place, in memory both map
+// (core/shared_arena.h), when the Manager asks over its socket; the Manager keeps a stand-in
+// (NfProcessProxy) in the chain, which reads the entry only to check it and learn the NF's shape
+// (its results, egress ports), and never prepares or runs it.
+//
+// A process that dies (killed, crashed) loses the packets it was working on and those sent to
+// its NFs until it is back: they are dropped as nf_process_lost. The Manager starts it again at
+// once and counts the restart (report: `processes: {NAME: {pid, restarts}}`); its NFs' counters
+// start again from zero with it. Other NFs and chains are not touched.
+//
+// CPU backend only: on the GPU backend the Manager would perform the process's GPU work on its
+// behalf (API remoting), which is not built, and prepare(Backend::gpu) throws.
+//
+// Errors: a process that does not start, or does not report ready within 30 s, throws
+// std::runtime_error from prepare(); an NF that throws in its process throws
+// std::runtime_error in the Manager with the NF's message.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nf/network_function.h"
+
+namespace gpunfv {
+
+namespace nf_process {
+struct Request;
+}
+
+// One NF process, as the Manager sees it: started once, restarted when lost. Thread-safe.
+class NfProcess {
+ public:
+  NfProcess(std::string name, std::string config_path);
+  ~NfProcess();
+  NfProcess(const NfProcess&) = delete;
+  NfProcess& operator=(const NfProcess&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Starts the process (once; later calls return at once).
+  void start();
+  // Sends `req` (with `text`) and waits for its reply. False: the process is gone; a restart
+  // is under way. Throws std::runtime_error when the NF threw.
+  bool call(const nf_process::Request& req, const std::string& text = {},
+            std::string* reply = nullptr);
+  // {pid, restarts}
+  nlohmann::json report() const;
+
+  // The binary started as the process (default: this one, /proc/self/exe).
+  static void set_executable(std::string path);
+
+ private:
+  struct Child {
+    pid_t pid = -1;
+    int sock = -1;
+  };
+  Child spawn() const;  // throws std::runtime_error
+  void lose();          // m_ held
+  void restart_loop();
+  static void end(Child c);
+
+  const std::string name_, config_path_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  Child child_;
+  bool started_ = false, alive_ = false, stopping_ = false;
+  std::vector<Child> lost_;  // to reap
+  uint64_t restarts_ = 0;
+  std::thread restarter_;
+};
+
+// The Manager's stand-in for an NF that runs in an NF process.
+class NfProcessProxy final : public NetworkFunction {
+ public:
+  // `shape`: the NF built from its entry (never prepared); `index`: its place in its process.
+  NfProcessProxy(std::unique_ptr<NetworkFunction> shape, std::shared_ptr<NfProcess> process,
+                 uint32_t index);
+
+  std::string_view type() const override { return shape_->type(); }
+  std::string describe() const override;
+  const NfProcess& nf_process() const { return *process_; }
+
+  void prepare(Backend backend) override;
+  void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
+  void skip(const BatchView& b, uint8_t position) const override;
+#if GPUNFV_HAVE_CUDA
+  void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override;
+#endif
+  uint32_t result_bytes() const override { return shape_->result_bytes(); }
+  uint32_t headroom_bytes() const override { return shape_->headroom_bytes(); }
+  void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
+  bool collects() const override { return shape_->collects(); }
+  bool collect_reads_frames() const override { return shape_->collect_reads_frames(); }
+  void report(nlohmann::json& j) const override;
+  void finish() override;
+  std::vector<uint16_t> egress_ports() const override { return shape_->egress_ports(); }
+  std::string command(std::string_view cmd) const override;
+
+ private:
+  nf_process::Request request_for(const BatchView& b, uint8_t position) const;
+
+  std::unique_ptr<NetworkFunction> shape_;
+  std::shared_ptr<NfProcess> process_;
+  uint32_t index_;
+  nlohmann::json report_;  // the NF's report from its process, at finish()
+};
+
+// The NF process's side: prepares `nfs` for the CPU, says it is ready on `sock`, and serves
+// requests on batches in `arena` (`arena_bytes` mapped) until the Manager closes the socket.
+// Returns the exit status.
+int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, int sock,
+                     uint8_t* arena, size_t arena_bytes);
+
+}  // namespace gpunfv

@@ -1,0 +1,109 @@
+#include <cstring>
+#include <stdexcept>
+
+#include "core/shared_arena.h"
+#include "nf/nf_process/internal/protocol.h"
+#include "nf/nf_process/nf_process.h"
+
+namespace gpunfv {
+
+using nf_process::Op;
+using nf_process::Request;
+
+NfProcessProxy::NfProcessProxy(std::unique_ptr<NetworkFunction> shape,
+                               std::shared_ptr<NfProcess> process, uint32_t index)
+    : NetworkFunction(shape->name()), shape_(std::move(shape)), process_(std::move(process)),
+      index_(index) {}
+
+std::string NfProcessProxy::describe() const {
+  return shape_->describe() + " (in NF process " + process_->name() + ")";
+}
+
+void NfProcessProxy::prepare(Backend backend) {
+  if (backend == Backend::gpu)
+    throw std::runtime_error("NF " + name() + " has process: " + process_->name() +
+                             ", and NF processes run on the CPU backend only (--backend cpu)");
+  process_->start();
+}
+
+Request NfProcessProxy::request_for(const BatchView& b, uint8_t position) const {
+  const SharedArena& arena = SharedArena::instance();
+  const BatchLayout layout = BatchLayout::make(b.capacity, b.stride, b.result_stride);
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(b.len.framework_data()) - layout.off_len;
+  if (!b.slot_index.empty() || !arena.contains(base) ||
+      arena.offset_of(base) + layout.bytes > arena.size())
+    throw std::logic_error("NF " + name() + ": a batch outside the memory shared with NF processes");
+  Request r;
+  r.nf = index_;
+  r.arena_offset = arena.offset_of(base);
+  r.capacity = b.capacity;
+  r.stride = b.stride;
+  r.result_stride = b.result_stride;
+  r.count = b.count;
+  r.end = b.count;
+  r.result_offset = result_offset();
+  r.position = position;
+  return r;
+}
+
+// The process was lost while it had these packets, or before: they are dropped at this NF,
+// those it had already passed on included (it may have left them half rewritten).
+void NfProcessProxy::process(const BatchView& b, uint32_t begin, uint32_t end,
+                             uint8_t position) const {
+  Request r = request_for(b, position);
+  r.op = Op::process;
+  r.begin = begin;
+  r.end = end;
+  if (process_->call(r)) return;
+  for (uint32_t i = begin; i < end; ++i) {
+    if (b.verdict[i] != uint8_t(DropReason::none) || !reached_node(b, i, position)) continue;
+    if (b.next_nf[i] != position && b.next_nf[i] != position + 1) continue;
+    b.next_nf[i] = position;
+    b.verdict[i] = uint8_t(DropReason::nf_process_lost);
+  }
+}
+
+void NfProcessProxy::skip(const BatchView& b, uint8_t position) const {
+  Request r = request_for(b, position);
+  r.op = Op::skip;
+  process_->call(r);  // a lost process has nothing to note
+}
+
+#if GPUNFV_HAVE_CUDA
+void NfProcessProxy::process_gpu(const BatchView&, uint8_t, const GpuStream&) const {
+  throw std::logic_error("NF " + name() + " runs in an NF process: CPU backend only");
+}
+#endif
+
+void NfProcessProxy::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
+  Request r = request_for(b, position);
+  r.op = Op::collect;
+  r.from_pcap = ctx.from_pcap;
+  std::memcpy(r.port, ctx.port_name.data(), std::min(ctx.port_name.size(), sizeof r.port - 1));
+  process_->call(r);  // lost: the batch's logs and counts are lost with the process's
+}
+
+void NfProcessProxy::finish() {
+  Request r;
+  r.op = Op::finish;
+  r.nf = index_;
+  std::string text;
+  if (process_->call(r, {}, &text) && !text.empty()) report_ = nlohmann::json::parse(text);
+}
+
+void NfProcessProxy::report(nlohmann::json& j) const {
+  if (report_.is_object()) j.update(report_);
+  j["process"] = process_->name();
+}
+
+std::string NfProcessProxy::command(std::string_view cmd) const {
+  Request r;
+  r.op = Op::command;
+  r.nf = index_;
+  std::string answer;
+  if (!process_->call(r, std::string(cmd), &answer))
+    return "NF process " + process_->name() + " is being started again; try again";
+  return answer;
+}
+
+}  // namespace gpunfv

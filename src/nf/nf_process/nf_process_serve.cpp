@@ -1,0 +1,86 @@
+#include <unistd.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "core/batch.h"
+#include "nf/nf_process/internal/protocol.h"
+#include "nf/nf_process/nf_process.h"
+
+namespace gpunfv {
+
+using nf_process::Op;
+using nf_process::Reply;
+using nf_process::Request;
+
+namespace {
+
+BatchView view_of(const Request& r, uint8_t* arena, size_t arena_bytes) {
+  const BatchLayout layout = BatchLayout::make(r.capacity, r.stride, r.result_stride);
+  if (r.count > r.capacity || r.begin > r.end || r.end > r.count ||
+      r.arena_offset > arena_bytes || layout.bytes > arena_bytes - r.arena_offset)
+    throw std::runtime_error("a request for a batch outside the shared memory");
+  return layout.view(arena + r.arena_offset, r.count);
+}
+
+// One request; returns the reply's text.
+std::string serve(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const Request& r,
+                  const std::string& text, uint8_t* arena, size_t arena_bytes) {
+  if (r.nf >= nfs.size()) throw std::runtime_error("a request for an NF this process lacks");
+  NetworkFunction& nf = *nfs[r.nf];
+  switch (r.op) {
+    case Op::process:
+      nf.set_result_offset(r.result_offset);
+      nf.process(view_of(r, arena, arena_bytes), r.begin, r.end, r.position);
+      return {};
+    case Op::skip:
+      nf.skip(view_of(r, arena, arena_bytes), r.position);
+      return {};
+    case Op::collect: {
+      nf.set_result_offset(r.result_offset);
+      const std::string port(r.port, strnlen(r.port, sizeof r.port));
+      nf.collect(view_of(r, arena, arena_bytes), r.position, CollectContext{port, r.from_pcap != 0});
+      return {};
+    }
+    case Op::finish: {
+      nf.finish();
+      nlohmann::json j = nlohmann::json::object();
+      nf.report(j);
+      return j.dump();
+    }
+    case Op::command:
+      return nf.command(text);
+  }
+  throw std::runtime_error("an unknown request");
+}
+
+}  // namespace
+
+int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, int sock,
+                     uint8_t* arena, size_t arena_bytes) {
+  for (auto& nf : nfs) nf->prepare(Backend::cpu);
+  nf_process::Ready ready;
+  ready.nfs = uint32_t(nfs.size());
+  ready.pid = getpid();
+  if (!nf_process::send_all(sock, &ready, sizeof ready)) return 1;
+  Request r;
+  std::string text;
+  while (nf_process::recv_all(sock, &r, sizeof r) && nf_process::recv_text(sock, r.text_bytes, text)) {
+    Reply rep;
+    std::string answer;
+    try {
+      answer = serve(nfs, r, text, arena, arena_bytes);
+    } catch (const std::exception& e) {
+      rep.ok = 0;
+      answer = e.what();
+    }
+    rep.text_bytes = uint32_t(answer.size());
+    if (!nf_process::send_all(sock, &rep, sizeof rep) ||
+        !nf_process::send_all(sock, answer.data(), answer.size()))
+      return 1;
+  }
+  return 0;  // the Manager closed the socket: the run is over
+}
+
+}  // namespace gpunfv
