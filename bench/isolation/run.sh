@@ -1,8 +1,10 @@
 #!/bin/bash
-# The cost of isoPointer's bounds checks: chain S_d (firewall, IPsec, NIDS, router) at
-# saturation under the unco policy, run by a gpunfv built with the checks (the default) and by
-# one built with -DGPUNFV_UNCHECKED=ON, alternating in rounds so that drift in the host spreads
-# over both. G-NET measured 2.8-4.5% for its isoPointer.
+# The cost of isolation on chain S_d (firewall, IPsec, NIDS, router) at saturation, each pair
+# alternating in rounds so that drift in the host spreads over both:
+# - isoPointer's bounds checks: on the GPU under the unco policy, a gpunfv built with the checks
+#   (the default) against one built with -DGPUNFV_UNCHECKED=ON. G-NET measured 2.8-4.5%.
+# - NF processes: on the CPU backend (where they run), every NF in its own process
+#   (`process:`) against all in gpunfv run's process.
 #
 # usage: bench/isolation/run.sh CHECKED_BIN_DIR UNCHECKED_BIN_DIR OUT_DIR [SECONDS] [SIZES]
 # SECONDS per run (default 6), SIZES frame sizes (default 64,1518). env REPEATS: rounds
@@ -26,6 +28,18 @@ for rep in $(seq 1 "$REPEATS"); do
       [ -s "$OUT/reports/$run.json" ] && continue
       timeout $((SECS + 60)) "$bin/gpunfv" run "$OUT/configs/sd-$size-unco.yaml" --backend gpu \
         --duration "$SECS" --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
+      echo "$run exit $?"
+    done
+    for placement in manager processes; do
+      cfg="$OUT/configs/sd-$size-cpu-$placement.yaml"
+      if [ ! -s "$cfg" ]; then
+        sed -E '/^  scheduler:/d' "$OUT/configs/sd-$size-unco.yaml" > "$cfg"
+        [ "$placement" = processes ] && sed -i -E 's/^  - name: (fw|ipsec|nids|router)$/&\n    process: vendor-\1/' "$cfg"
+      fi
+      run="sd-$size-cpu-$placement.r$rep"
+      [ -s "$OUT/reports/$run.json" ] && continue
+      timeout $((SECS + 60)) "$CHECKED/gpunfv" run "$cfg" --backend cpu --duration "$SECS" \
+        --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
       echo "$run exit $?"
     done
   done

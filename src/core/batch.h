@@ -71,13 +71,27 @@ GPUNFV_HD inline bool dropped_at_node(const BatchView& b, uint32_t i, uint8_t no
   return b.verdict[i] != static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == node;
 }
 
+// What the framework hands an NF's per-packet function with each packet besides the packet:
+// the code of the NF's first own drop reason (nf/nf_drops.h) and where the NF's slice of the
+// packet's results record lies (NetworkFunction::result_offset, result_bytes).
+struct NfSlot {
+  uint8_t first_drop = 0;
+  uint32_t result_offset = 0;
+  uint32_t result_bytes = 0;
+  constexpr NfSlot() = default;
+  GPUNFV_HD constexpr NfSlot(uint8_t first) : first_drop(first) {}
+  GPUNFV_HD constexpr NfSlot(uint8_t first, uint32_t offset, uint32_t bytes)
+      : first_drop(first), result_offset(offset), result_bytes(bytes) {}
+};
+
 // One packet of a batch, as an NF sees it, through the batch's IsoSpans. A PacketReader is the
 // packet as an NF that does not rewrite packets sees it: its bytes and headers read-only, its
 // NF's results slice writable. A per-packet function that takes a PacketReader instead of a
 // PacketRef declares so, and is handed no way to change the packet (nf/run_per_packet.h).
 class PacketReader {
  public:
-  GPUNFV_HD PacketReader(const BatchView& b, uint32_t i) : b_(b), i_(i) {}
+  GPUNFV_HD PacketReader(const BatchView& b, uint32_t i, NfSlot slot = {})
+      : b_(b), i_(i), result_offset_(slot.result_offset), result_bytes_(slot.result_bytes) {}
   GPUNFV_HD uint32_t index() const { return i_; }
   GPUNFV_HD uint16_t length() const { return b_.len[i_]; }
   GPUNFV_HD IsoSpan<const uint8_t> frame() const {
@@ -86,21 +100,22 @@ class PacketReader {
   GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
   GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
   GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
-  // This packet's slice [offset, offset + bytes) of the per-packet results record.
-  GPUNFV_HD IsoSpan<uint8_t> results(uint32_t offset, uint32_t bytes) const {
-    return b_.results.subspan(size_t(i_) * b_.result_stride + offset, bytes);
+  // The NF's own slice of this packet's results record (empty for an NF without results).
+  GPUNFV_HD IsoSpan<uint8_t> results() const {
+    return b_.results.subspan(size_t(i_) * b_.result_stride + result_offset_, result_bytes_);
   }
 
  protected:
   const BatchView& b_;
   uint32_t i_;
+  uint32_t result_offset_, result_bytes_;
 };
 
 // A packet as an NF that rewrites packets or chooses their port sees it: a PacketReader whose
 // bytes, length, headers and egress port it may also change.
 class PacketRef : public PacketReader {
  public:
-  GPUNFV_HD PacketRef(const BatchView& b, uint32_t i) : PacketReader(b, i) {}
+  GPUNFV_HD PacketRef(const BatchView& b, uint32_t i, NfSlot slot = {}) : PacketReader(b, i, slot) {}
   GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
   // The frame's bytes (length() of them).
   GPUNFV_HD IsoSpan<uint8_t> frame() const {

@@ -68,19 +68,26 @@ __device__ GPUNFV_FORCEINLINE uint32_t lane_bit() {
   std::abort();
 }
 
+namespace iso_fault_detail {
+GPUNFV_NOINLINE inline void* refuse_on_host(size_t index, size_t size) {
+  HostThread& t = host_thread;
+  if (t.scopes == 0) iso_violation(index, size);
+  t.fault = true;
+  return t.scratch;
+}
+}  // namespace iso_fault_detail
+
 // An access out of bounds at `index` of a span of `size` elements: notes it and returns the
-// scratch the access goes to instead (see above).
-GPUNFV_HD GPUNFV_NOINLINE inline void* iso_refuse(size_t index, size_t size) {
+// scratch the access goes to instead (see above). Inline on the device: a call there would
+// follow the ABI's register conventions in every kernel that checks.
+GPUNFV_HD GPUNFV_FORCEINLINE void* iso_refuse(size_t index, size_t size) {
 #if defined(__CUDA_ARCH__)
   using namespace iso_fault_detail;
   atomicOr(&device_lanes[warp_slot()], lane_bit());
   device_any = 1;
   return device_scratch;
 #else
-  iso_fault_detail::HostThread& t = iso_fault_detail::host_thread;
-  if (t.scopes == 0) iso_violation(index, size);
-  t.fault = true;
-  return t.scratch;
+  return iso_fault_detail::refuse_on_host(index, size);
 #endif
 }
 

@@ -28,6 +28,17 @@ class IsoSpan {
 #endif
     return base_[i];
   }
+  // N elements from `offset` with one bounds check, for the framework's field helpers
+  // (load_be16, load_be32: core/parse.h) that read a field whole; NF code must not call it.
+  // Refused: scratch, which holds N elements.
+  template <size_t N>
+  GPUNFV_HD GPUNFV_FORCEINLINE T* framework_run(size_t offset) const {
+    static_assert(N * sizeof(T) <= kIsoScratchBytes, "a run longer than the refusal scratch");
+#if GPUNFV_CHECKED
+    if (offset >= size_ || N > size_ - offset) return static_cast<T*>(iso_refuse(offset + N, size_));
+#endif
+    return base_ + offset;
+  }
   GPUNFV_HD constexpr size_t size() const { return size_; }
   GPUNFV_HD constexpr bool empty() const { return size_ == 0; }
 

@@ -13,16 +13,19 @@
 
 namespace gpunfv {
 
+// Big-endian fields, each checked once as a whole (IsoSpan::framework_run).
 GPUNFV_HD GPUNFV_FORCEINLINE uint16_t load_be16(IsoSpan<const uint8_t> f, uint32_t off) {
-  return static_cast<uint16_t>((f[off] << 8) | f[off + 1]);
+  const uint8_t* p = f.framework_run<2>(off);
+  return static_cast<uint16_t>((p[0] << 8) | p[1]);
 }
 GPUNFV_HD GPUNFV_FORCEINLINE uint32_t load_be32(IsoSpan<const uint8_t> f, uint32_t off) {
-  return (uint32_t(f[off]) << 24) | (uint32_t(f[off + 1]) << 16) | (uint32_t(f[off + 2]) << 8) |
-         uint32_t(f[off + 3]);
+  const uint8_t* p = f.framework_run<4>(off);
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
 GPUNFV_HD GPUNFV_FORCEINLINE void store_be16(IsoSpan<uint8_t> f, uint32_t off, uint16_t v) {
-  f[off] = static_cast<uint8_t>(v >> 8);
-  f[off + 1] = static_cast<uint8_t>(v);
+  uint8_t* p = f.framework_run<2>(off);
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
 }
 
 namespace detail {

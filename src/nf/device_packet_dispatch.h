@@ -22,11 +22,11 @@ GPUNFV_HD inline bool step_device_packet_fn(const BatchView& b, uint32_t i, uint
                                             const DevicePacketFn& f) {
   switch (f.kind) {
     case DevicePacketFnKind::router:
-      return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{}, f.first_drop);
+      return step_packet(b, i, position, f.as<RouterView>(), RouterLogic{}, f.slot);
     case DevicePacketFnKind::firewall:
-      return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{}, f.first_drop);
+      return step_packet(b, i, position, f.as<FirewallView>(), FirewallLogic{}, f.slot);
     case DevicePacketFnKind::quarantined:
-      return step_packet(b, i, position, QuarantinedView{}, QuarantinedLogic{}, 0);
+      return step_packet(b, i, position, QuarantinedView{}, QuarantinedLogic{}, NfSlot{});
     case DevicePacketFnKind::none:
       break;
   }

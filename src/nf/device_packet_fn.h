@@ -14,6 +14,7 @@
 #include <functional>
 #include <type_traits>
 
+#include "core/batch.h"
 #include "core/compat.h"
 #include "core/iso_view.h"
 
@@ -26,16 +27,16 @@ inline constexpr size_t kDevicePacketViewBytes = 256;
 
 struct DevicePacketFn {
   DevicePacketFnKind kind = DevicePacketFnKind::none;
-  uint8_t first_drop = 0;  // code of the NF's first own drop reason (nf/nf_drops.h)
+  NfSlot slot;  // the NF's first own drop code and results slice (core/batch.h)
   alignas(16) unsigned char view[kDevicePacketViewBytes] = {};
 
   template <class View>
-  static DevicePacketFn of(DevicePacketFnKind kind, const View& v, uint8_t first_drop) {
+  static DevicePacketFn of(DevicePacketFnKind kind, const View& v, NfSlot slot) {
     static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
     static_assert(sizeof(View) <= kDevicePacketViewBytes && alignof(View) <= 16);
     DevicePacketFn f;
     f.kind = kind;
-    f.first_drop = first_drop;
+    f.slot = slot;
     std::memcpy(f.view, &v, sizeof(View));
     return f;
   }

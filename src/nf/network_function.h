@@ -87,10 +87,13 @@ class NetworkFunction {
 
   // Per-packet results this NF hands back to the host, in bytes (a multiple of 4; 0: none).
   // The framework reserves a slice of every packet's results record for it at
-  // result_offset(); per-packet code reaches it with PacketRef::results(offset, bytes).
+  // result_offset(); per-packet code reaches it, and no other NF's, with PacketReader::results().
   virtual uint32_t result_bytes() const { return 0; }
   void set_result_offset(uint32_t offset) { result_offset_ = offset; }
   uint32_t result_offset() const { return result_offset_; }
+  // What the framework hands this NF's per-packet function with each packet (core/batch.h):
+  // `first_drop`, the code of its first own drop reason, and its results slice.
+  NfSlot slot(uint8_t first_drop) const { return NfSlot(first_drop, result_offset_, result_bytes()); }
 
   // Bytes a packet may grow by in this NF (encapsulation); slots are sized to fit.
   virtual uint32_t headroom_bytes() const { return 0; }

@@ -13,21 +13,21 @@ namespace gpunfv {
 
 template <typename View, typename Fn>
 __global__ void per_packet_kernel(BatchView b, uint8_t position, View view, Fn fn,
-                                  uint8_t first_drop) {
+                                  NfSlot slot) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count;
        i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, view, fn, first_drop);
+    step_packet(b, i, position, view, fn, slot);
 }
 
 template <typename View, typename Fn>
 void launch_per_packet(const BatchView& b, uint8_t position, const View& view, Fn fn,
-                       uint8_t first_drop, const GpuStream& s) {
+                       NfSlot slot, const GpuStream& s) {
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   if (b.count == 0) return;
   int threads = s.threads_per_block;
   int blocks = static_cast<int>((b.count + threads - 1) / threads);
   if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  per_packet_kernel<<<blocks, threads, 0, s.stream>>>(b, position, view, fn, first_drop);
+  per_packet_kernel<<<blocks, threads, 0, s.stream>>>(b, position, view, fn, slot);
   GPUNFV_CUDA(cudaGetLastError());
 }
 

@@ -59,7 +59,7 @@ class PerPacketNf : public NetworkFunction {
 
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override {
-    run_per_packet_cpu(b, begin, end, position, self().view(Backend::cpu), Logic{}, first_drop_);
+    run_per_packet_cpu(b, begin, end, position, self().view(Backend::cpu), Logic{}, slot(first_drop_));
   }
   bool collects() const override { return false; }
 
@@ -76,10 +76,11 @@ class PerPacketNf : public NetworkFunction {
     int blocks = int((device_batch.count + uint32_t(threads) - 1) / uint32_t(threads));
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
     BatchView b = device_batch;
-    uint8_t pos = position, first = first_drop_;
+    uint8_t pos = position;
+    NfSlot own = slot(first_drop_);
     View view = self().view(Backend::gpu);
     Logic logic{};
-    void* args[] = {&b, &pos, &view, &logic, &first};
+    void* args[] = {&b, &pos, &view, &logic, &own};
     GPUNFV_CUDA(cudaLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), args, 0,
                                  s.stream));
   }

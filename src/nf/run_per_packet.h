@@ -10,33 +10,33 @@
 namespace gpunfv {
 
 // Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop
-// (`first_drop` is the code of the NF's first own reason, nf/nf_drops.h). A packet whose run of
+// (`slot`: the NF's first own drop code and its results slice, core/batch.h). A packet whose run of
 // `fn` reached outside the NF's memory is dropped as nf_isolation_fault (core/iso_fault.h).
 // Returns whether it applied `fn`.
 template <typename View, typename Fn>
 GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, uint8_t position,
-                                              const View& view, Fn fn, uint8_t first_drop) {
+                                              const View& view, Fn fn, NfSlot slot) {
   if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
   NfVerdict r = DropReason::none;
   IsoFaultScope scope;
   if constexpr (std::is_invocable_v<Fn, const View&, PacketReader>)
-    r = fn(view, PacketReader(b, i));  // the NF does not rewrite packets
+    r = fn(view, PacketReader(b, i, slot));  // the NF does not rewrite packets
   else
-    r = fn(view, PacketRef(b, i));
+    r = fn(view, PacketRef(b, i, slot));
   if (scope.faulted()) r = DropReason::nf_isolation_fault;
   if (r.passes())
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else
-    b.verdict[i] = r.code(first_drop);
+    b.verdict[i] = r.code(slot.first_drop);
   return true;
 }
 
 // Returns the packets `fn` was applied to.
 template <typename View, typename Fn>
 uint32_t run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                            const View& view, Fn fn, uint8_t first_drop) {
+                            const View& view, Fn fn, NfSlot slot) {
   uint32_t n = 0;
-  for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn, first_drop);
+  for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn, slot);
   return n;
 }
 

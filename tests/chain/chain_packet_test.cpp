@@ -52,7 +52,7 @@ uint64_t expect_per_packet_chain_equals_cpu(const std::string& cfg) {
   for (uint16_t nf : chain.path) {
     if (const auto* fw = dynamic_cast<const Firewall*>(rc.nfs[nf].get()))
       fns.push_back(DevicePacketFn::of(DevicePacketFnKind::firewall, fw->host_view(),
-                                       first_drop_code<FirewallDrop>()));
+                                       fw->slot(first_drop_code<FirewallDrop>())));
     else
       fns.push_back(DevicePacketFn::of(DevicePacketFnKind::router,
                                        dynamic_cast<const Router&>(*rc.nfs[nf]).host_view(),

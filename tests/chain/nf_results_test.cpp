@@ -24,7 +24,7 @@ struct TagView {
 // by length so collect() sees both outcomes.
 struct TagLogic {
   NfVerdict operator()(const TagView& v, PacketRef p) const {
-    IsoSpan<uint8_t> r = p.results(v.offset, 8);
+    IsoSpan<uint8_t> r = p.results();
     uint32_t words[2] = {v.tag, p.length()};
     for (int i = 0; i < 8; ++i) r[i] = reinterpret_cast<const uint8_t*>(words)[i];
     return p.length() % 10 == 0 ? NfVerdict(TagDrop::tag_drop) : DropReason::none;
@@ -38,7 +38,7 @@ class TagNf final : public NetworkFunction {
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos) const override {
     run_per_packet_cpu(b, begin, end, pos, TagView{result_offset(), tag_}, TagLogic{},
-                       first_drop_code<TagDrop>());
+                       NfSlot(first_drop_code<TagDrop>(), result_offset(), 8));
   }
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override {}

@@ -107,8 +107,7 @@ void Firewall::prepare(Backend backend) {
 void Firewall::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const {
   // One rule set for the whole batch, held until it is classified.
   const auto t = tables_.pin();
-  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t), FirewallLogic{},
-                             first_drop_code<FirewallDrop>()));
+  t.count(run_per_packet_cpu(b, begin, end, position, view_of(*t), FirewallLogic{}, slot(first_drop_code<FirewallDrop>())));
 }
 
 void Firewall::collect(const BatchView& b, uint8_t position, const CollectContext& ctx) {
@@ -158,7 +157,7 @@ std::vector<uint64_t> Firewall::rule_hits() const {
 void Firewall::collect_per_packet(const BatchView& b, uint8_t position) {
   for (uint32_t i = 0; i < b.count; ++i) {
     if (!reached_node(b, i, position)) continue;
-    IsoSpan<uint8_t> r = PacketRef(b, i).results(result_offset(), kFirewallResultBytes);
+    IsoSpan<uint8_t> r = PacketReader(b, i, slot(first_drop_code<FirewallDrop>())).results();
     const uint32_t rule = uint32_t(r[0]) | (uint32_t(r[1]) << 8) | (uint32_t(r[2]) << 16) |
                           (uint32_t(r[3]) << 24);
     uint64_t* counts = counts_.shard(0);

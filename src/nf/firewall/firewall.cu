@@ -51,8 +51,7 @@ void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
   t->device_packets.count(device_batch, position, stream);
   FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
-  launch_per_packet(device_batch, position, view, FirewallLogic{}, first_drop_code<FirewallDrop>(),
-                    stream);
+  launch_per_packet(device_batch, position, view, FirewallLogic{}, slot(first_drop_code<FirewallDrop>()), stream);
   if (device_counts_)
     launch_count_packets(device_batch, device_counts_->ref(),
                          FirewallCountSlot{position, result_offset(), uint32_t(t->rules.size())}, stream);
@@ -63,7 +62,7 @@ DevicePacketUse Firewall::device_packet_use() const {
   const auto t = tables_.pin();
   const FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                           no_match_action_ == FirewallAction::drop};
-  return {DevicePacketFn::of(DevicePacketFnKind::firewall, view, first_drop_code<FirewallDrop>()),
+  return {DevicePacketFn::of(DevicePacketFnKind::firewall, view, slot(first_drop_code<FirewallDrop>())),
           [t](uint32_t packets) { t.count(packets); }};
 }
 

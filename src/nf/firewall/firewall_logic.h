@@ -68,7 +68,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> out, uint32_t v) {
 struct FirewallLogic {
   using Drops = FirewallDrop;
   GPUNFV_HD NfVerdict operator()(const FirewallView& v, PacketReader p) const {
-    IsoSpan<uint8_t> result = p.results(v.result_offset, kFirewallResultBytes);
+    IsoSpan<uint8_t> result = p.results();
     const PacketHeaders& h = p.headers();
     if (h.ip_version != 4) {
       store_le32(result, kNotIpv4);

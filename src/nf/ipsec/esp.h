@@ -100,6 +100,11 @@ struct EspView {
 };
 static_assert(iso_view<EspView>, GPUNFV_ISO_VIEW_MESSAGE);
 
+// What the per-packet steps get with each packet: the first drop code and the NF's record.
+GPUNFV_HD GPUNFV_FORCEINLINE NfSlot slot_of(const EspView& v) {
+  return NfSlot(v.first_drop, v.result_offset, kRecordBytes);
+}
+
 GPUNFV_HD GPUNFV_FORCEINLINE bool at_position(const BatchView& b, uint32_t i, uint8_t position) {
   return b.verdict[i] == static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == position;
 }
@@ -179,7 +184,7 @@ struct EncapsulateWith {
   Table te{};
   GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
     const PacketHeaders& h = p.headers();
-    const EspRecord rec = read_record_of(p, v.result_offset);
+    const EspRecord rec = read_record_of(p);
     if (rec.sa == kNoSa) {
       if (v.bypass) return DropReason::none;
       return h.ip_version == 4 ? NfVerdict(IpsecDrop::ipsec_no_sa) : DropReason::not_ipv4;
@@ -241,8 +246,8 @@ struct EncapsulateWith {
     return DropReason::none;
   }
 
-  GPUNFV_HD static EspRecord read_record_of(const PacketRef& p, uint32_t offset) {
-    IsoSpan<const uint8_t> r = p.results(offset, kRecordBytes);
+  GPUNFV_HD static EspRecord read_record_of(const PacketRef& p) {
+    IsoSpan<const uint8_t> r = p.results();
     return EspRecord{load_le32(r, 0), load_le32(r, 4), load_le32(r, 8)};
   }
 };
@@ -254,7 +259,7 @@ struct DecapsulateWith {
   using Drops = IpsecDrop;
   Table te{};
   GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
-    IsoSpan<uint8_t> rec = p.results(v.result_offset, kRecordBytes);
+    IsoSpan<uint8_t> rec = p.results();
     // Every packet this step passes gets a record: the replay pass reads only fresh ones.
     store_le32(rec, 0, kNoSa), store_le32(rec, 4, 0), store_le32(rec, 8, 0);
     const PacketHeaders h = p.headers();

@@ -216,9 +216,9 @@ void IpsecGateway::process(const BatchView& b, uint32_t begin, uint32_t end,
     order_.run(b, begin, end, position, [&] {
       esp::number_packets(b, begin, end, position, v.result_offset, state);
     });
-    t.count(run_per_packet_cpu(b, begin, end, position, v, esp::Encapsulate{}, v.first_drop));
+    t.count(run_per_packet_cpu(b, begin, end, position, v, esp::Encapsulate{}, esp::slot_of(v)));
   } else {
-    t.count(run_per_packet_cpu(b, begin, end, position, v, esp::Decapsulate{}, v.first_drop));
+    t.count(run_per_packet_cpu(b, begin, end, position, v, esp::Decapsulate{}, esp::slot_of(v)));
     order_.run(b, begin, end, position, [&] {
       esp::check_replay(b, begin, end, position, v.result_offset, state, v.first_drop);
     });

@@ -70,7 +70,7 @@ esp_crypto_kernel(BatchView b, uint8_t position, esp::EspView v) {
   __syncthreads();
   const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, v, step, v.first_drop);
+    step_packet(b, i, position, v, step, esp::slot_of(v));
 }
 
 template <template <typename> class Step>

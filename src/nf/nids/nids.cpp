@@ -208,7 +208,7 @@ void Nids::process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t pos
                              [&scratch](const NidsView& v, PacketReader p) {
                                return nids_packet_cpu(v, p, scratch);
                              },
-                             first_drop_code<NidsDrop>()));
+                             NfSlot(first_drop_code<NidsDrop>(), result_offset(), kNidsResultBytes)));
 }
 
 uint32_t nids_alerting_packets(const BatchView& b, uint8_t position, uint32_t result_offset,

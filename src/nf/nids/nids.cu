@@ -124,8 +124,8 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
     // A lane of the group that reached outside the NF's memory faults the packet.
     const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
     if (sub == 0 && here) {
-      PacketRef p(b, i);
-      all.store(p.results(v.result_offset, kNidsResultBytes));
+      PacketRef p(b, i, NfSlot(first_drop, v.result_offset, kNidsResultBytes));
+      all.store(p.results());
       const NfVerdict r = faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all);
       if (r.passes())
         b.next_nf[i] = static_cast<uint8_t>(position + 1);

@@ -180,7 +180,7 @@ inline NfVerdict nids_packet_cpu(const NidsView& v, PacketReader p, NidsScratch&
   const PayloadRange pr = nids_payload(frame, p.headers());
   NidsResult r = scratch.evaluate(v.matcher, frame.subspan(pr.offset, pr.length));
   r.rebase(v.rule_base);
-  r.store(p.results(v.result_offset, kNidsResultBytes));
+  r.store(p.results());
   return nids_verdict(v, r);
 }
 
