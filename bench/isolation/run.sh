@@ -8,13 +8,14 @@
 #
 # usage: bench/isolation/run.sh CHECKED_BIN_DIR UNCHECKED_BIN_DIR OUT_DIR [SECONDS] [SIZES]
 # SECONDS per run (default 6), SIZES frame sizes (default 64,1518). env REPEATS: rounds
-# (default 3); env QUEUES, BATCH: as bench/chains/run.sh (defaults 8 and 32768).
+# (default 3); env QUEUES, BATCH: as bench/chains/run.sh (defaults 8 and 32768); env PARTS:
+# gpu (the checks), cpu (NF processes) or both (default gpu,cpu).
 # A run's rate is its steady rate (bench/chains/summarize.py); summarize.py prints each build's
 # median with min and max, and the cost.
 set -uo pipefail
 CHECKED=$(realpath "$1"); UNCHECKED=$(realpath "$2"); OUT=$(realpath -m "$3")
 SECS=${4:-6}; SIZES=${5:-64,1518}
-REPEATS=${REPEATS:-3}; QUEUES=${QUEUES:-8}; BATCH=${BATCH:-32768}
+REPEATS=${REPEATS:-3}; QUEUES=${QUEUES:-8}; BATCH=${BATCH:-32768}; PARTS=${PARTS:-gpu,cpu}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUT/configs" "$OUT/reports" "$OUT/logs"
 python3 "$HERE/../chains/make_configs.py" "$OUT/configs" --sizes "$SIZES" --policies unco \
@@ -23,6 +24,7 @@ echo "S_d, unco, generator queues: $QUEUES, batch_size: $BATCH, $REPEATS rounds 
 for rep in $(seq 1 "$REPEATS"); do
   for size in ${SIZES//,/ }; do
     for build in checked unchecked; do
+      [[ ",$PARTS," == *,gpu,* ]] || continue
       bin=$CHECKED; [ "$build" = unchecked ] && bin=$UNCHECKED
       run="sd-$size-$build.r$rep"
       [ -s "$OUT/reports/$run.json" ] && continue
@@ -31,6 +33,7 @@ for rep in $(seq 1 "$REPEATS"); do
       echo "$run exit $?"
     done
     for placement in manager processes; do
+      [[ ",$PARTS," == *,cpu,* ]] || continue
       cfg="$OUT/configs/sd-$size-cpu-$placement.yaml"
       if [ ! -s "$cfg" ]; then
         sed -E '/^  scheduler:/d' "$OUT/configs/sd-$size-unco.yaml" > "$cfg"

@@ -18,7 +18,8 @@ CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o) {
   c->group("");  // internal: not listed in --help
   c->add_option("config", o.config)->required();
   c->add_option("--process", o.process)->required();
-  c->add_option("--socket", o.socket_fd)->required();
+  c->add_option("--socket", o.socket_fd)->required();  // the first of --sockets descriptors
+  c->add_option("--sockets", o.sockets);
   c->add_option("--arena", o.arena_fd)->required();
   c->add_option("--arena-bytes", o.arena_bytes)->required();
   return c;
@@ -31,7 +32,9 @@ int run_nf_process_command(const NfProcessOptions& o) {
   try {
     std::vector<std::unique_ptr<NetworkFunction>> nfs = load_nf_process_nfs(o.config, o.process);
     uint8_t* arena = SharedArena::map(o.arena_fd, o.arena_bytes);
-    return serve_nf_process(nfs, o.socket_fd, arena, o.arena_bytes);
+    std::vector<int> socks;
+    for (int k = 0; k < o.sockets; ++k) socks.push_back(o.socket_fd + k);
+    return serve_nf_process(nfs, socks, arena, o.arena_bytes);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
     return 2;

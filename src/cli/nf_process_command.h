@@ -12,7 +12,7 @@ namespace gpunfv {
 
 struct NfProcessOptions {
   std::string config, process;
-  int socket_fd = -1, arena_fd = -1;
+  int socket_fd = -1, sockets = 1, arena_fd = -1;
   size_t arena_bytes = 0;
 };
 

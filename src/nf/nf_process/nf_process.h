@@ -39,7 +39,10 @@ namespace nf_process {
 struct Request;
 }
 
-// One NF process, as the Manager sees it: started once, restarted when lost. Thread-safe.
+// One NF process, as the Manager sees it: started once, restarted when lost. Thread-safe: its
+// socket connections (one per core, at most 16) each carry one request at a time, so as many
+// requests as there are connections are served at once (an NF that waits inside process() for
+// another batch, as IPsec orders its batches, must not hold the only way in).
 class NfProcess {
  public:
   NfProcess(std::string name, std::string config_path);
@@ -61,21 +64,19 @@ class NfProcess {
   static void set_executable(std::string path);
 
  private:
-  struct Child {
-    pid_t pid = -1;
-    int sock = -1;
-  };
-  Child spawn() const;  // throws std::runtime_error
-  void lose();          // m_ held
+  struct Child;
+  std::shared_ptr<Child> spawn() const;  // throws std::runtime_error
+  void lose();                           // m_ held
   void restart_loop();
-  static void end(Child c);
+  static void reap(pid_t pid);
 
   const std::string name_, config_path_;
   mutable std::mutex m_;
-  std::condition_variable cv_;
-  Child child_;
-  bool started_ = false, alive_ = false, stopping_ = false;
-  std::vector<Child> lost_;  // to reap
+  std::condition_variable restart_, free_;
+  std::shared_ptr<Child> child_;  // null while lost
+  pid_t pid_ = -1;                // the last one started
+  bool started_ = false, stopping_ = false;
+  std::vector<pid_t> lost_;       // to reap
   uint64_t restarts_ = 0;
   std::thread restarter_;
 };
@@ -116,10 +117,10 @@ class NfProcessProxy final : public NetworkFunction {
   nlohmann::json report_;  // the NF's report from its process, at finish()
 };
 
-// The NF process's side: prepares `nfs` for the CPU, says it is ready on `sock`, and serves
-// requests on batches in `arena` (`arena_bytes` mapped) until the Manager closes the socket.
-// Returns the exit status.
-int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, int sock,
+// The NF process's side: prepares `nfs` for the CPU, says it is ready on the first of `socks`,
+// and serves requests on batches in `arena` (`arena_bytes` mapped), each socket on a thread of
+// its own, until the Manager closes them. Returns the exit status.
+int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
                      uint8_t* arena, size_t arena_bytes);
 
 }  // namespace gpunfv

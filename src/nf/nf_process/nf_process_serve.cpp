@@ -2,7 +2,9 @@
 
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "core/batch.h"
 #include "nf/nf_process/internal/protocol.h"
@@ -24,21 +26,28 @@ BatchView view_of(const Request& r, uint8_t* arena, size_t arena_bytes) {
   return layout.view(arena + r.arena_offset, r.count);
 }
 
+struct Served {
+  std::vector<std::unique_ptr<NetworkFunction>>& nfs;
+  std::vector<std::once_flag> offset_set;  // the results offset is the run's: set once per NF
+  uint8_t* arena;
+  size_t arena_bytes;
+};
+
 // One request; returns the reply's text.
-std::string serve(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const Request& r,
-                  const std::string& text, uint8_t* arena, size_t arena_bytes) {
-  if (r.nf >= nfs.size()) throw std::runtime_error("a request for an NF this process lacks");
-  NetworkFunction& nf = *nfs[r.nf];
+std::string serve(Served& s, const Request& r, const std::string& text) {
+  if (r.nf >= s.nfs.size()) throw std::runtime_error("a request for an NF this process lacks");
+  NetworkFunction& nf = *s.nfs[r.nf];
+  std::call_once(s.offset_set[r.nf], [&] { nf.set_result_offset(r.result_offset); });
+  uint8_t* arena = s.arena;
+  const size_t arena_bytes = s.arena_bytes;
   switch (r.op) {
     case Op::process:
-      nf.set_result_offset(r.result_offset);
       nf.process(view_of(r, arena, arena_bytes), r.begin, r.end, r.position);
       return {};
     case Op::skip:
       nf.skip(view_of(r, arena, arena_bytes), r.position);
       return {};
     case Op::collect: {
-      nf.set_result_offset(r.result_offset);
       const std::string port(r.port, strnlen(r.port, sizeof r.port));
       nf.collect(view_of(r, arena, arena_bytes), r.position, CollectContext{port, r.from_pcap != 0});
       return {};
@@ -55,22 +64,15 @@ std::string serve(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const Requ
   throw std::runtime_error("an unknown request");
 }
 
-}  // namespace
-
-int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, int sock,
-                     uint8_t* arena, size_t arena_bytes) {
-  for (auto& nf : nfs) nf->prepare(Backend::cpu);
-  nf_process::Ready ready;
-  ready.nfs = uint32_t(nfs.size());
-  ready.pid = getpid();
-  if (!nf_process::send_all(sock, &ready, sizeof ready)) return 1;
+// Requests on one socket, one after another, until the Manager closes it.
+int serve_socket(Served& s, int sock) {
   Request r;
   std::string text;
   while (nf_process::recv_all(sock, &r, sizeof r) && nf_process::recv_text(sock, r.text_bytes, text)) {
     Reply rep;
     std::string answer;
     try {
-      answer = serve(nfs, r, text, arena, arena_bytes);
+      answer = serve(s, r, text);
     } catch (const std::exception& e) {
       rep.ok = 0;
       answer = e.what();
@@ -80,7 +82,29 @@ int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, int soc
         !nf_process::send_all(sock, answer.data(), answer.size()))
       return 1;
   }
-  return 0;  // the Manager closed the socket: the run is over
+  return 0;
+}
+
+}  // namespace
+
+int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
+                     uint8_t* arena, size_t arena_bytes) {
+  if (socks.empty()) return 1;
+  for (auto& nf : nfs) nf->prepare(Backend::cpu);
+  nf_process::Ready ready;
+  ready.nfs = uint32_t(nfs.size());
+  ready.pid = getpid();
+  if (!nf_process::send_all(socks[0], &ready, sizeof ready)) return 1;
+  Served s{nfs, std::vector<std::once_flag>(nfs.size()), arena, arena_bytes};
+  std::vector<int> status(socks.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < socks.size(); ++k)
+    threads.emplace_back([&, k] { status[k] = serve_socket(s, socks[k]); });
+  status[0] = serve_socket(s, socks[0]);
+  for (auto& t : threads) t.join();
+  for (int st : status)
+    if (st != 0) return st;
+  return 0;  // the Manager closed the sockets: the run is over
 }
 
 }  // namespace gpunfv

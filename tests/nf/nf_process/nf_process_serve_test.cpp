@@ -30,7 +30,7 @@ class ServedNfProcess : public testing::Test {
     nfs_.push_back(std::make_unique<TtlFilter>("gtsm", 100));
     server_ = std::thread([this] {
       const SharedArena& a = SharedArena::instance();
-      status_ = serve_nf_process(nfs_, sv_[1], a.base(), a.size());
+      status_ = serve_nf_process(nfs_, {sv_[1]}, a.base(), a.size());
     });
     nf_process::Ready ready;
     ASSERT_TRUE(nf_process::recv_all(sv_[0], &ready, sizeof ready));
