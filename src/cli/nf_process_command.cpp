@@ -22,6 +22,7 @@ CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o) {
   c->add_option("--sockets", o.sockets);
   c->add_option("--arena", o.arena_fd)->required();
   c->add_option("--arena-bytes", o.arena_bytes)->required();
+  c->add_flag("--mid-run", o.mid_run);
   return c;
 }
 
@@ -34,7 +35,7 @@ int run_nf_process_command(const NfProcessOptions& o) {
     uint8_t* arena = SharedArena::map(o.arena_fd, o.arena_bytes);
     std::vector<int> socks;
     for (int k = 0; k < o.sockets; ++k) socks.push_back(o.socket_fd + k);
-    return serve_nf_process(nfs, socks, arena, o.arena_bytes);
+    return serve_nf_process(nfs, socks, arena, o.arena_bytes, o.mid_run);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
     return 2;

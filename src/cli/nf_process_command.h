@@ -14,6 +14,7 @@ struct NfProcessOptions {
   std::string config, process;
   int socket_fd = -1, sockets = 1, arena_fd = -1;
   size_t arena_bytes = 0;
+  bool mid_run = false;  // started again after a loss
 };
 
 CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o);

@@ -51,6 +51,11 @@ class NetworkFunction {
   // it, so the same packets can run again with the same results: `gpunfv profile` runs one
   // batch many times. Default: an NF whose packets advance no state has nothing to put back.
   virtual void rewind(Backend backend) {}
+  // The NF starts in the middle of a run: its NF process was started again after the last one
+  // was lost (nf/nf_process/nf_process.h), and the batches that went by meanwhile never reach
+  // it. An NF that waits for earlier batches (IPsec's ingress order) starts from the first it
+  // sees. Called after prepare(). Default: nothing waits.
+  virtual void resume_mid_run() {}
 
   // CPU backend: runs the NF on packets [begin, end) of `b` whose next_nf equals `position`
   // and whose verdict is none. Thread-safe: workers call it concurrently on disjoint ranges.

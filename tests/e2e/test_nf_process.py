@@ -50,19 +50,8 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
-def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv, tmp_path):
-    count, rate = 300_000, "100kpps"  # 3 s a chain
-    path = write_config(
-        tmp_path / "kill.yaml",
-        ports=[{"name": "gen_a", "type": "generator", "count": count, "rate": rate, "seed": 1},
-               {"name": "gen_b", "type": "generator", "count": count, "rate": rate, "seed": 2},
-               {"name": "out", "type": "discard"}],
-        nfs=[{"name": "in_process", "type": "ttl_filter", "min_ttl": 1, "process": "vendor-a"},
-             {"name": "in_manager", "type": "ttl_filter", "min_ttl": 1}],
-        chains=[{"from": "gen_a", "path": ["in_process"], "to": "out"},
-                {"from": "gen_b", "path": ["in_manager"], "to": "out"}],
-        settings={"batch_size": 256})
-    report_path = tmp_path / "kill.json"
+def kill_mid_run(gpunfv: Path, path: Path, report_path: Path) -> tuple[int, str]:
+    """Runs `path`, kills its NF process 1 s into the run; the killed pid and stderr."""
     run = subprocess.Popen([str(gpunfv), "run", str(path), "--backend", "cpu", "-q", "--report",
                             str(report_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -76,11 +65,29 @@ def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv
     finally:
         run.kill()
     assert run.returncode == 0, stdout + stderr
+    assert "was lost" in stderr
+    return first[0], stderr
+
+
+def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv, tmp_path):
+    count, rate = 300_000, "100kpps"  # 3 s a chain
+    path = write_config(
+        tmp_path / "kill.yaml",
+        ports=[{"name": "gen_a", "type": "generator", "count": count, "rate": rate, "seed": 1},
+               {"name": "gen_b", "type": "generator", "count": count, "rate": rate, "seed": 2},
+               {"name": "out", "type": "discard"}],
+        nfs=[{"name": "in_process", "type": "ttl_filter", "min_ttl": 1, "process": "vendor-a"},
+             {"name": "in_manager", "type": "ttl_filter", "min_ttl": 1}],
+        chains=[{"from": "gen_a", "path": ["in_process"], "to": "out"},
+                {"from": "gen_b", "path": ["in_manager"], "to": "out"}],
+        settings={"batch_size": 256})
+    report_path = tmp_path / "kill.json"
+    killed, stderr = kill_mid_run(gpunfv, path, report_path)
     assert "NF process vendor-a was lost" in stderr
     report = json.loads(report_path.read_text())
     check_accounting(report)
     process = report["processes"]["vendor-a"]
-    assert process["restarts"] == 1 and process["pid"] not in (first[0], 0)
+    assert process["restarts"] == 1 and process["pid"] not in (killed, 0)
     lost = report["nfs"]["in_process"]["drops"]
     assert set(lost) == {"nf_process_lost"} and lost["nf_process_lost"] > 0
     assert report["nfs"]["in_process"]["in"] == count
@@ -88,6 +95,31 @@ def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv
     # The other chain: every packet through, none dropped.
     assert report["nfs"]["in_manager"] == {**report["nfs"]["in_manager"], "in": count, "out": count, "drops": {}}
     assert report["ports"]["gen_b"]["dropped"] == 0
+
+
+def test_restarted_ipsec_process_does_not_wait_for_batches_it_never_sees(gpunfv, tmp_path):
+    """IPsec orders its batches by ingress number; a process started again mid-run begins at the
+    first batch it sees instead of waiting for the ones that went by while it was lost."""
+    count = 300_000
+    sas = [{"spi": 0x2001, "enc_key": "0b5e1c2d3a4f5061728394a5b6c7d8e9c0ffee11",
+            "auth_key": "1f2e3d4c5b6a79880716253443526170a1b2c3d4", "local": "198.51.100.1",
+            "remote": "1.1.1.1", "match": "198.18.0.0/15"}]
+    path = write_config(
+        tmp_path / "ipsec.yaml",
+        ports=[{"name": "gen", "type": "generator", "count": count, "rate": "100kpps", "seed": 3},
+               {"name": "out", "type": "discard"}],
+        nfs=[{"name": "esp", "type": "ipsec", "direction": "outbound", "iv_epoch": 1, "sas": sas,
+              "process": "vendor-b"}],
+        chains=[{"from": "gen", "path": ["esp"], "to": "out"}],
+        settings={"batch_size": 256})
+    report_path = tmp_path / "ipsec.json"
+    _, stderr = kill_mid_run(gpunfv, path, report_path)
+    assert "out of ingress order" not in stderr
+    report = json.loads(report_path.read_text())
+    check_accounting(report)
+    assert report["processes"]["vendor-b"]["restarts"] == 1
+    esp = report["nfs"]["esp"]
+    assert set(esp["drops"]) == {"nf_process_lost"} and esp["in"] == count
 
 
 def test_process_entries_refused(gpunfv, tmp_path):

@@ -14,7 +14,8 @@ void IngressOrder::run(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
   const uint64_t first = b.seq[begin];
   const uint64_t last = b.seq[end - 1];
   const bool ordered = last >= first && last - first == uint64_t(end - 1 - begin);
-  uint64_t& next = next_[(uint32_t(b.port[begin]) << 8) | position];
+  uint64_t& next = next_.try_emplace((uint32_t(b.port[begin]) << 8) | position, mid_run_ ? first : 0)
+                       .first->second;
   if (ordered && first > next) {
     bool due = cv_.wait_for(lock, kMaxWait, [&] { return first <= next; });
     if (!due && !warned_) {
@@ -29,6 +30,11 @@ void IngressOrder::run(const BatchView& b, uint32_t begin, uint32_t end, uint8_t
   step();
   if (ordered && last + 1 > next) next = last + 1;
   cv_.notify_all();
+}
+
+void IngressOrder::resume_mid_run() {
+  std::lock_guard<std::mutex> lock(m_);
+  mid_run_ = true;
 }
 
 }  // namespace gpunfv::esp

@@ -38,6 +38,10 @@ class IngressOrder {
   // below seq[begin] has been through `run` at the same `position`; one step at a time.
   void run(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
            const std::function<void()>& step);
+  // From now on, a port and position not yet seen start at the first packet seen there (the NF
+  // starts mid-run: NetworkFunction::resume_mid_run). Batches that arrive just out of order
+  // right then run out of order.
+  void resume_mid_run();
 
  private:
   std::string owner_;
@@ -45,6 +49,7 @@ class IngressOrder {
   std::condition_variable cv_;
   std::map<uint32_t, uint64_t> next_;  // (port << 8 | position) -> next ingress number due
   bool warned_ = false;
+  bool mid_run_ = false;
 };
 
 }  // namespace gpunfv::esp

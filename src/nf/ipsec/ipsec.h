@@ -105,6 +105,7 @@ class IpsecGateway final : public NetworkFunction {
   void prepare(Backend backend) override;
   // Sequence numbers and replay windows back to the start: prepare() again.
   void rewind(Backend backend) override { prepare(backend); }
+  void resume_mid_run() override { order_.resume_mid_run(); }
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
   // A batch with no packet for the gateway still takes its turn in ingress order.
   void skip(const BatchView& b, uint8_t position) const override;

@@ -79,7 +79,7 @@ void NfProcess::reap(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
-std::shared_ptr<NfProcess::Child> NfProcess::spawn() const {
+std::shared_ptr<NfProcess::Child> NfProcess::spawn(bool mid_run) const {
   auto c = std::make_shared<Child>();
   std::vector<int> theirs;
   for (size_t k = 0; k < connections(); ++k) {
@@ -99,6 +99,7 @@ std::shared_ptr<NfProcess::Child> NfProcess::spawn() const {
                                    "--socket", std::to_string(kFirstChildFd), "--sockets",
                                    std::to_string(theirs.size()), "--arena", std::to_string(arena_fd),
                                    "--arena-bytes", std::to_string(arena.size())};
+  if (mid_run) args.push_back("--mid-run");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -126,7 +127,7 @@ std::shared_ptr<NfProcess::Child> NfProcess::spawn() const {
 void NfProcess::start() {
   std::lock_guard<std::mutex> lk(m_);
   if (started_) return;
-  child_ = spawn();
+  child_ = spawn(false);
   pid_ = child_->pid;
   started_ = true;
   restarter_ = std::thread([this] { restart_loop(); });
@@ -188,7 +189,7 @@ void NfProcess::restart_loop() {
                  "nf_process_lost until it is back; starting it again\n", name_.c_str());
     std::shared_ptr<Child> c;
     try {
-      c = spawn();
+      c = spawn(true);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpunfv: %s; trying again in 1 s\n", e.what());
       lk.lock();

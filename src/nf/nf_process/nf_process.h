@@ -65,7 +65,7 @@ class NfProcess {
 
  private:
   struct Child;
-  std::shared_ptr<Child> spawn() const;  // throws std::runtime_error
+  std::shared_ptr<Child> spawn(bool mid_run) const;  // throws std::runtime_error
   void lose();                           // m_ held
   void restart_loop();
   static void reap(pid_t pid);
@@ -117,10 +117,11 @@ class NfProcessProxy final : public NetworkFunction {
   nlohmann::json report_;  // the NF's report from its process, at finish()
 };
 
-// The NF process's side: prepares `nfs` for the CPU, says it is ready on the first of `socks`,
+// The NF process's side: prepares `nfs` for the CPU (and, for a process started again after a
+// loss, `mid_run`, tells them they start mid-run), says it is ready on the first of `socks`,
 // and serves requests on batches in `arena` (`arena_bytes` mapped), each socket on a thread of
 // its own, until the Manager closes them. Returns the exit status.
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
-                     uint8_t* arena, size_t arena_bytes);
+                     uint8_t* arena, size_t arena_bytes, bool mid_run = false);
 
 }  // namespace gpunfv

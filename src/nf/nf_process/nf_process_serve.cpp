@@ -88,9 +88,12 @@ int serve_socket(Served& s, int sock) {
 }  // namespace
 
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
-                     uint8_t* arena, size_t arena_bytes) {
+                     uint8_t* arena, size_t arena_bytes, bool mid_run) {
   if (socks.empty()) return 1;
-  for (auto& nf : nfs) nf->prepare(Backend::cpu);
+  for (auto& nf : nfs) {
+    nf->prepare(Backend::cpu);
+    if (mid_run) nf->resume_mid_run();
+  }
   nf_process::Ready ready;
   ready.nfs = uint32_t(nfs.size());
   ready.pid = getpid();
