@@ -83,9 +83,7 @@ void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& d
   if (dv.count == 0) return;
   const NetworkFunction& nf = *rc.nfs[c.path[k]];
   if (nf.quarantined()) {
-    drop_at_node_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(
-        dv, k, DropReason::nf_isolation_fault);
-    GPUNFV_CUDA(cudaGetLastError());
+    launch_drop_at_node(dv, k, s.stream, DropReason::nf_isolation_fault);
     return;
   }
   nf.process_gpu(dv, k, s);

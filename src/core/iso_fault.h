@@ -61,8 +61,8 @@ __device__ GPUNFV_FORCEINLINE uint32_t lane_bit() {
 
 }  // namespace iso_fault_detail
 
-// A framework contract broken (a caller's range past its data): aborts on the host, and on the
-// device is refused as iso_refuse() would. Never for an NF's own accesses.
+// A framework contract broken on the host (a caller's range past its data, or an access out of
+// bounds outside an NF's function): aborts with a message.
 [[noreturn]] inline void iso_violation(size_t index, size_t size) {
   std::fprintf(stderr, "gpunfv: IsoSpan access %zu out of bounds (size %zu)\n", index, size);
   std::abort();

@@ -185,8 +185,9 @@ void NfProcess::restart_loop() {
     gone.swap(lost_);
     lk.unlock();
     for (pid_t pid : gone) reap(pid);
-    std::fprintf(stderr, "gpunfv: NF process %s was lost: its packets are dropped as "
-                 "nf_process_lost until it is back; starting it again\n", name_.c_str());
+    if (!gone.empty())  // not again on a retry
+      std::fprintf(stderr, "gpunfv: NF process %s was lost: its packets are dropped as "
+                   "nf_process_lost until it is back; starting it again\n", name_.c_str());
     std::shared_ptr<Child> c;
     try {
       c = spawn(true);
