@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tables of bench/isolation/run.sh: S_d's steady rate per frame size (median [min-max] over
 the rounds) with isoPointer's checks compiled in and out on the GPU, and with its NFs in NF
-processes or in gpunfv run's process on the CPU; what each costs."""
+processes or in gpunfv run's process on the GPU and on the CPU; what each costs."""
 import re
 import statistics
 import sys
@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "chains"))
 from summarize import load_one  # noqa: E402
 
-RUN = re.compile(r"^sd-(?P<size>\d+)-(?P<variant>checked|unchecked|cpu-manager|cpu-processes)\.r(?P<rep>\d+)$")
+RUN = re.compile(r"^sd-(?P<size>\d+)-(?P<variant>checked|unchecked|(?:gpu|cpu)-(?:manager|processes))\.r(?P<rep>\d+)$")
 
 
 def main(reports: Path, logs: Path) -> None:
@@ -20,6 +20,8 @@ def main(reports: Path, logs: Path) -> None:
         if m:
             runs.setdefault((int(m["size"]), m["variant"]), []).append(load_one(f, logs))
     table(runs, "GPU backend, unco", ("checked", "unchecked"), ("checks on", "checks off"))
+    print()
+    table(runs, "GPU backend, unco", ("gpu-processes", "gpu-manager"), ("NFs in processes", "NFs in gpunfv run"))
     print()
     table(runs, "CPU backend", ("cpu-processes", "cpu-manager"), ("NFs in processes", "NFs in gpunfv run"))
 

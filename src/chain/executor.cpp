@@ -108,9 +108,10 @@ class Pipeline {
     for (auto& nf : rc.nfs) nf->prepare(opt.backend);
     if (opt.backend == Backend::gpu) stage_->set_egress_only_download(egress_only_chains(rc));
 
-    MemoryKind mem = opt.backend == Backend::gpu ? MemoryKind::host_pinned
-                     : rc.nf_processes           ? MemoryKind::host_shared
-                                                 : MemoryKind::host;
+    const bool gpu = opt.backend == Backend::gpu;
+    MemoryKind mem = rc.nf_processes ? (gpu ? MemoryKind::host_shared_pinned : MemoryKind::host_shared)
+                     : gpu           ? MemoryKind::host_pinned
+                                     : MemoryKind::host;
     pool_ = std::make_unique<BatchPool>(rc.settings.batches, shape_.capacity, shape_.stride, mem,
                                         shape_.result_stride);
     stats_.backend_detail = stage_->describe() + ", batch " +

@@ -520,7 +520,7 @@ class GpuStage final : public ProcessingStage {
   // fused streams carry batches side by side.
   bool goes_persistent(const Worker& w, const Batch* b) const {
     return w.chain < persistent_.size() && persistent_[w.chain] && !b->device_resident() &&
-           b->memory_kind() == MemoryKind::host_pinned && b->count() <= rc_.settings.gpu_persistent_packets &&
+           b->page_locked() && b->count() <= rc_.settings.gpu_persistent_packets &&
            w.persistent_out < rc_.settings.gpu_in_flight;
   }
 
@@ -627,7 +627,7 @@ class GpuStage final : public ProcessingStage {
     const BatchView dv = device_view(b);
     const BatchView hv = b->view();
     const GpuStream gs{st, 0, 256};
-    const bool zero_copy = !b->device_resident() && b->memory_kind() == MemoryKind::host_pinned &&
+    const bool zero_copy = !b->device_resident() && b->page_locked() &&
                            b->count() <= rc_.settings.gpu_zero_copy_packets;
     if (zero_copy) {
       BatchView zv = hv;
@@ -651,7 +651,7 @@ class GpuStage final : public ProcessingStage {
   // across streams themselves.
   bool issue_fused_graph(Worker& w, size_t slot, Batch* b, PcieTally& t) {
     if (!graphs_) return false;
-    if (!graph_chain_[w.chain] || b->device_resident() || b->memory_kind() != MemoryKind::host_pinned) {
+    if (!graph_chain_[w.chain] || b->device_resident() || !b->page_locked()) {
       graph_counts_.direct_batches.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -724,7 +724,7 @@ class GpuStage final : public ProcessingStage {
   // 128-byte copy, the earlier way, kept to measure the difference: that copy waits for the copy
   // engine, behind whole batches egress is downloading, and holds the NF's serial stream meanwhile.
   void publish_counts(const BatchView& dv, const BatchView& hv, Batch* b, cudaStream_t st) {
-    if (counts_by_copy_ || b->memory_kind() != MemoryKind::host_pinned) {
+    if (counts_by_copy_ || !b->page_locked()) {
       const size_t off = b->layout().off_node_packets;
       GPUNFV_CUDA(cudaMemcpyAsync(b->base() + off, b->device_base + off,
                                   kMaxChainNodes * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));

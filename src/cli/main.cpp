@@ -38,8 +38,7 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
   RuntimeConfig rc = load_runtime_config(config);
   RunOptions opt;
   const bool automatic = backend_name == "auto";
-  // NF processes run on the CPU backend only (nf/nf_process/nf_process.h).
-  opt.backend = backend_name == "gpu" || (automatic && !rc.nf_processes && cuda_device_available())
+  opt.backend = backend_name == "gpu" || (automatic && cuda_device_available())
                     ? Backend::gpu
                     : Backend::cpu;
   opt.duration_s = duration;
@@ -55,7 +54,6 @@ int cmd_run(const std::string& config, const std::string& backend_name, const st
                  opt.backend == Backend::gpu ? "GPU" : "CPU",
                  !automatic ? ""
                  : opt.backend == Backend::gpu ? " (auto: a CUDA device is present)"
-                 : rc.nf_processes ? " (auto: NF processes run on the CPU)"
                  : GPUNFV_HAVE_CUDA ? " (auto: no CUDA device)"
                                     : " (auto: built without CUDA)");
     for (const auto& p : rc.ports)

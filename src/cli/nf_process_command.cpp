@@ -23,6 +23,8 @@ CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o) {
   c->add_option("--arena", o.arena_fd)->required();
   c->add_option("--arena-bytes", o.arena_bytes)->required();
   c->add_flag("--mid-run", o.mid_run);
+  c->add_option("--backend", o.backend)->check(CLI::IsMember({"cpu", "gpu"}));
+  c->add_option("--count-on-device", o.count_on_device);
   return c;
 }
 
@@ -31,11 +33,13 @@ int run_nf_process_command(const NfProcessOptions& o) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 1;
   try {
+    use_manager_drop_codes(o.socket_fd);
     std::vector<std::unique_ptr<NetworkFunction>> nfs = load_nf_process_nfs(o.config, o.process);
     uint8_t* arena = SharedArena::map(o.arena_fd, o.arena_bytes);
     std::vector<int> socks;
     for (int k = 0; k < o.sockets; ++k) socks.push_back(o.socket_fd + k);
-    return serve_nf_process(nfs, socks, arena, o.arena_bytes, o.mid_run);
+    return serve_nf_process(nfs, socks, arena, o.arena_bytes, o.mid_run,
+                            o.backend == "gpu" ? Backend::gpu : Backend::cpu, o.count_on_device);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
     return 2;

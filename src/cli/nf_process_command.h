@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,8 @@ struct NfProcessOptions {
   int socket_fd = -1, sockets = 1, arena_fd = -1;
   size_t arena_bytes = 0;
   bool mid_run = false;  // started again after a loss
+  std::string backend = "cpu";  // gpu: its GPU calls go to the Manager
+  std::vector<uint32_t> count_on_device;  // NFs (by index) that count on the device
 };
 
 CLI::App* add_nf_process_command(CLI::App& app, NfProcessOptions& o);

@@ -4,6 +4,8 @@
 
 #include "config/config.h"
 #include "nf/nf_plugin.h"
+#include "nf/nf_process/nf_process.h"
+#include "nf/router/router.h"
 
 namespace gpunfv {
 
@@ -55,6 +57,18 @@ std::unique_ptr<NetworkFunction> make_nf(const ConfigNode& entry, const NfContex
   if (NfFactory make = NfRegistry::find(type)) return make(node, ctx);
   node["type"].fail("unknown NF type '" + type + "' (known: " + known_nf_types() +
                     ", or plugin with library:)");
+}
+
+const std::vector<Ipv4Prefix>* router_prefixes(const std::vector<std::unique_ptr<NetworkFunction>>& nfs,
+                                               const std::string& name) {
+  for (const auto& nf : nfs) {
+    if (nf->name() != name) continue;
+    const NetworkFunction* f = nf.get();
+    if (auto* proxy = dynamic_cast<const NfProcessProxy*>(f)) f = &proxy->shape();
+    auto* router = dynamic_cast<const Router*>(f);
+    return router ? &router->prefixes() : nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace gpunfv

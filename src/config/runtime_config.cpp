@@ -15,7 +15,6 @@
 #include "io/gpuring/gpuring_port.h"
 #include "io/port_factory.h"
 #include "nf/nf_process/nf_process.h"
-#include "nf/router/router.h"
 
 namespace gpunfv {
 
@@ -358,12 +357,7 @@ RuntimeConfig load_runtime_config(const std::string& path) {
   }
 
   PortContext pctx;
-  pctx.routes_of = [&](const std::string& nf) -> const std::vector<Ipv4Prefix>* {
-    auto it = nf_ids.find(nf);
-    if (it == nf_ids.end()) return nullptr;
-    auto* router = dynamic_cast<const Router*>(rc.nfs[it->second].get());
-    return router ? &router->prefixes() : nullptr;
-  };
+  pctx.routes_of = [&](const std::string& nf) { return router_prefixes(rc.nfs, nf); };
   for (size_t i = 0; i < port_nodes.size(); ++i)
     rc.ports.push_back(make_port(port_nodes[i], static_cast<uint16_t>(i), pctx));
   for (size_t i = 0; i < rc.nfs.size(); ++i)

@@ -5,7 +5,7 @@
 #include "core/config_node.h"
 #include "core/error.h"
 #include "io/port_factory.h"
-#include "nf/router/router.h"
+#include "config/internal/nf_factory.h"
 
 namespace gpunfv {
 
@@ -25,12 +25,7 @@ std::unique_ptr<Port> sized_generator(const RuntimeConfig& rc, uint32_t size) {
     p["count"] = "1000000000000";
     p.remove("duration");
     PortContext ctx;
-    ctx.routes_of = [&](const std::string& nf) -> const std::vector<Ipv4Prefix>* {
-      for (const auto& f : rc.nfs)
-        if (f->name() == nf)
-          if (auto* r = dynamic_cast<const Router*>(f.get())) return &r->prefixes();
-      return nullptr;
-    };
+    ctx.routes_of = [&](const std::string& nf) { return router_prefixes(rc.nfs, nf); };
     return make_port(ConfigNode(p, rc.file), id, ctx);
   }
   throw ConfigError(rc.file, "no port named '" + name + "'");

@@ -83,8 +83,10 @@ Batch::Batch(uint32_t capacity, uint32_t stride, MemoryKind kind, uint32_t resul
     base_ = static_cast<uint8_t*>(host_alloc_pinned(layout_.bytes));
     if (!base_) kind_ = MemoryKind::host;  // no device: ordinary memory works for the CPU
   }
-  if (kind_ == MemoryKind::host_shared)
+  if (kind_ == MemoryKind::host_shared || kind_ == MemoryKind::host_shared_pinned)
     base_ = static_cast<uint8_t*>(SharedArena::instance().allocate(layout_.bytes));
+  if (kind_ == MemoryKind::host_shared_pinned && !host_register_pinned(base_, layout_.bytes))
+    kind_ = MemoryKind::host_shared;  // no device: the CPU backend needs none
   if (!base_) base_ = static_cast<uint8_t*>(std::aligned_alloc(256, layout_.bytes));
   if (!base_) throw std::bad_alloc();
   std::memset(base_, 0, layout_.bytes);

@@ -148,8 +148,9 @@ struct BatchLayout {
   BatchView view(uint8_t* base, uint32_t count) const;
 };
 
-// host_shared: in the memory shared with NF processes (core/shared_arena.h).
-enum class MemoryKind { host, host_pinned, host_shared };
+// host_shared: in the memory shared with NF processes (core/shared_arena.h); host_shared_pinned:
+// the same, page-locked for the GPU backend.
+enum class MemoryKind { host, host_pinned, host_shared, host_shared_pinned };
 
 // Owning host batch. Pinned memory when the GPU backend will copy it.
 class Batch {
@@ -180,6 +181,10 @@ class Batch {
   uint8_t* base() const { return base_; }
   // host_pinned only where pinning succeeded (ordinary memory is the fallback without a device).
   MemoryKind memory_kind() const { return kind_; }
+  // Page-locked: the GPU copies it, and may read it in place (zero copy).
+  bool page_locked() const {
+    return kind_ == MemoryKind::host_pinned || kind_ == MemoryKind::host_shared_pinned;
+  }
   // GPU backend: a batch whose metadata and packets already lie in device memory (a GPU ring's
   // batch: arrays at device_base in this batch's layout, packet bytes in the ring's slots).
   // The GPU stage then uploads nothing and downloads only metadata into base() (see

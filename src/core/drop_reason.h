@@ -57,10 +57,16 @@ struct DropReasonDecl {
 };
 
 // Adds an NF type's reasons (`owner` names it in errors) and returns the code of the first;
-// the others follow in order. The strings must live as long as the process (literals). Throws
-// std::logic_error, adding none, if a name is already a reason or the codes run out.
-// Thread-safe.
+// the others follow in order. The same owner with the same reasons again gets the same codes.
+// The strings must live as long as the process (literals). Throws std::logic_error, adding
+// none, if a name is already another's reason or the codes run out. Thread-safe.
 uint8_t add_drop_reasons(std::string_view owner, std::span<const DropReasonDecl> reasons);
+
+// Where codes come from in an NF process: the Manager's table (nf/nf_process/), so that a
+// verdict byte means the same reason in both. The registrar returns the first code; the
+// reasons are then named at it here too. Set once, before any NF type is used.
+using DropReasonRegistrar = uint8_t (*)(std::string_view owner, std::span<const DropReasonDecl> reasons);
+void set_drop_reason_registrar(DropReasonRegistrar registrar);
 
 // Codes in use now (framework and every NF type used so far).
 int drop_reason_count();

@@ -7,4 +7,7 @@
 namespace gpunfv {
 void* host_alloc_pinned(size_t bytes);
 void host_free_pinned(void* p);
+// Page-locks memory allocated elsewhere (shared with NF processes) for the run; false without a
+// device.
+bool host_register_pinned(void* p, size_t bytes);
 }  // namespace gpunfv

@@ -10,6 +10,7 @@
 #include "core/batch.h"
 #include "core/word_access.h"
 #include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #include "gpu/device_counters.h"
 #include "gpu/stream.h"
 
@@ -52,8 +53,7 @@ void launch_count_packets(const BatchView& b, const DeviceCountersRef& counts, S
   if (b.count == 0) return;
   dim3 block;
   const dim3 grid = count_grid(b.count, s, block);
-  count_packets_kernel<<<grid, block, 0, s.stream>>>(b, counts, slot_of);
-  GPUNFV_CUDA(cudaGetLastError());
+  gpu::launch(count_packets_kernel<SlotOf>, grid, block, 0, s.stream, b, counts, slot_of);
 }
 
 }  // namespace gpunfv

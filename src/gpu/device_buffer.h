@@ -1,5 +1,5 @@
-// DeviceBuffer<T>: owning device memory (cudaMalloc) with an IsoSpan view, in the style of
-// cuCollections' owning object + trivially copyable ref.
+// DeviceBuffer<T>: owning device memory (gpu::malloc; in an NF process, the Manager's) with an
+// IsoSpan view, in the style of cuCollections' owning object + trivially copyable ref.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "core/iso_span.h"
-#include "gpu/cuda_check.h"
-#include "gpu/persistent_kernel_guard.h"
+#include "gpu/gpu_calls.h"
 
 namespace gpunfv {
 
@@ -30,15 +29,14 @@ class DeviceBuffer {
   void allocate(size_t n) {
     release();
     if (n) {
-      note_cuda_setup("cudaMalloc");
-      GPUNFV_CUDA(cudaMalloc(&ptr_, n * sizeof(T)));
+      ptr_ = static_cast<T*>(gpu::malloc(n * sizeof(T)));
     }
     n_ = n;
   }
   // Allocates and copies a host vector (tables are uploaded once).
   void upload(const std::vector<T>& host) {
     allocate(host.size());
-    if (n_) GPUNFV_CUDA(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    if (n_) gpu::copy_to_device(ptr_, host.data(), n_ * sizeof(T));
   }
   IsoSpan<T> span() const { return IsoSpan<T>(ptr_, n_); }
   T* data() const { return ptr_; }
@@ -46,10 +44,7 @@ class DeviceBuffer {
 
  private:
   void release() {
-    if (ptr_) {
-      note_cuda_setup("cudaFree");
-      cudaFree(ptr_);
-    }
+    gpu::free(ptr_);
     ptr_ = nullptr;
     n_ = 0;
   }

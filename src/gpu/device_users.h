@@ -13,7 +13,7 @@
 #include <set>
 #include <shared_mutex>
 
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 
 namespace gpunfv {
 
@@ -36,7 +36,7 @@ class DeviceUsers {
       streams.swap(it->second);
       uses_.erase(it);
     }
-    for (cudaStream_t s : streams) GPUNFV_CUDA(cudaStreamSynchronize(s));
+    for (cudaStream_t s : streams) gpu::synchronize(s);
   }
 
   void forget_stream(cudaStream_t stream) {

@@ -1,5 +1,6 @@
 #include "core/host_memory.h"
 
+#include "gpu/device.h"
 #include "gpu/persistent_kernel_guard.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -17,6 +18,19 @@ void* host_alloc_pinned(size_t bytes) {
 #endif
   (void)bytes;
   return nullptr;
+}
+
+bool host_register_pinned(void* p, size_t bytes) {
+#if GPUNFV_HAVE_CUDA
+  if (!cuda_device_available()) return false;
+  note_cuda_setup("cudaHostRegister");
+  if (cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped) == cudaSuccess)
+    return true;
+  cudaGetLastError();
+#endif
+  (void)p;
+  (void)bytes;
+  return false;
 }
 
 void host_free_pinned(void* p) {

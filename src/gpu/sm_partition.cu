@@ -9,6 +9,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device.h"
 #include "gpu/kernel_registry.h"
+#include "gpu/persistent_kernel_guard.h"
 #include "gpu/stream.h"
 #include "core/debug_switches.h"
 

@@ -5,35 +5,21 @@
 #include <cuda_runtime.h>
 
 #include "gpu/cuda_check.h"
-#include "gpu/persistent_kernel_guard.h"
+#include "gpu/gpu_calls.h"
 
 namespace gpunfv {
 
 // A non-blocking stream (nothing on the legacy stream waits for it, nor it for that), in the
 // calling thread's current context, counted and checked against a running persistent kernel
-// (gpu/persistent_kernel_guard.h). Throws GpuError.
-inline cudaStream_t create_stream() {
-  note_cuda_setup("cudaStreamCreate");
-  cudaStream_t s = nullptr;
-  GPUNFV_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  note_stream_created();
-  return s;
-}
+// (gpu/persistent_kernel_guard.h). In an NF process, one the Manager makes for it
+// (gpu/gpu_calls.h). Throws GpuError.
+inline cudaStream_t create_stream() { return gpu::create_stream(); }
 
 // Destroys a stream made by create_stream (nullptr: nothing).
-inline void destroy_stream(cudaStream_t s) {
-  if (!s) return;
-  cudaStreamDestroy(s);
-  note_stream_destroyed();
-}
+inline void destroy_stream(cudaStream_t s) { gpu::destroy_stream(s); }
 
 // An event in the current context, checked like create_stream. Throws GpuError.
-inline cudaEvent_t create_event(unsigned flags) {
-  note_cuda_setup("cudaEventCreate");
-  cudaEvent_t e = nullptr;
-  GPUNFV_CUDA(cudaEventCreateWithFlags(&e, flags));
-  return e;
-}
+inline cudaEvent_t create_event(unsigned flags) { return gpu::create_event(flags); }
 
 struct GpuStream {
   cudaStream_t stream = nullptr;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 
 namespace gpunfv {
@@ -24,23 +24,23 @@ void DevicePacketCount::allocate() {
   if (counter_.size()) return;
   counter_.allocate(1);
   const unsigned long long zero = 0;  // a copy: no memset kernel of CUDA's own
-  GPUNFV_CUDA(cudaMemcpy(counter_.data(), &zero, sizeof zero, cudaMemcpyHostToDevice));
+  gpu::copy_to_device(counter_.data(), &zero, sizeof zero);
 }
 
 void DevicePacketCount::count(const BatchView& device_batch, uint8_t position,
                               const GpuStream& stream) const {
   if (stream.packets != 0 || device_batch.count == 0 || !counter_.size()) return;
   const uint32_t blocks = std::min<uint32_t>((device_batch.count + 255) / 256, 64);
-  count_at_node_kernel<<<blocks, 256, 0, stream.stream>>>(device_batch, position, counter_.data());
-  GPUNFV_CUDA(cudaGetLastError());
+  gpu::launch(count_at_node_kernel, dim3(blocks), dim3(256), 0, stream.stream, device_batch, position,
+              counter_.data());
 }
 
 void DevicePacketCount::take(std::atomic<uint64_t>* to) const {
   if (!counter_.size()) return;
   unsigned long long n = 0;
-  GPUNFV_CUDA(cudaMemcpy(&n, counter_.data(), sizeof n, cudaMemcpyDeviceToHost));
+  gpu::copy_to_host(&n, counter_.data(), sizeof n);
   const unsigned long long zero = 0;
-  GPUNFV_CUDA(cudaMemcpy(counter_.data(), &zero, sizeof zero, cudaMemcpyHostToDevice));
+  gpu::copy_to_device(counter_.data(), &zero, sizeof zero);
   if (n) to->fetch_add(n, std::memory_order_relaxed);
 }
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #include "gpu/stream.h"
 #include "nf/run_per_packet.h"
 
@@ -27,8 +27,8 @@ void launch_per_packet(const BatchView& b, uint8_t position, const View& view, F
   int threads = s.threads_per_block;
   int blocks = static_cast<int>((b.count + threads - 1) / threads);
   if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  per_packet_kernel<<<blocks, threads, 0, s.stream>>>(b, position, view, fn, slot);
-  GPUNFV_CUDA(cudaGetLastError());
+  gpu::launch(per_packet_kernel<View, Fn>, dim3(blocks), dim3(threads), 0, s.stream, b, position, view,
+              fn, slot);
 }
 
 }  // namespace gpunfv

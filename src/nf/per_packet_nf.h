@@ -29,7 +29,7 @@
 #if GPUNFV_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #endif
 #if defined(__CUDACC__)
 #include "gpu/kernel_registry.h"
@@ -75,14 +75,13 @@ class PerPacketNf : public NetworkFunction {
     const int threads = s.threads_per_block;
     int blocks = int((device_batch.count + uint32_t(threads) - 1) / uint32_t(threads));
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-    BatchView b = device_batch;
-    uint8_t pos = position;
-    NfSlot own = slot(first_drop_);
-    View view = self().view(Backend::gpu);
-    Logic logic{};
-    void* args[] = {&b, &pos, &view, &logic, &own};
-    GPUNFV_CUDA(cudaLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), args, 0,
-                                 s.stream));
+    const BatchView b = device_batch;
+    const NfSlot own = slot(first_drop_);
+    const View view = self().view(Backend::gpu);
+    const Logic logic{};
+    const GpuLaunchArg args[] = {{&b, sizeof b}, {&position, sizeof position}, {&view, sizeof view},
+                                 {&logic, sizeof logic}, {&own, sizeof own}};
+    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 5});
   }
 #endif
 

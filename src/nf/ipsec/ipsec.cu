@@ -23,6 +23,7 @@
 
 #include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 #include "nf/run_per_packet.h"
 #include "gpu/stream.h"
@@ -42,8 +43,8 @@ struct IpsecGateway::GpuState {
     done = create_event(cudaEventDisableTiming);
   }
   ~GpuState() {
-    if (done) cudaEventDestroy(done);
-    if (ready) cudaEventDestroy(ready);
+    gpu::destroy_event(done);
+    gpu::destroy_event(ready);
     destroy_stream(order);
   }
 };
@@ -78,8 +79,7 @@ void launch_esp_crypto(const BatchView& b, uint8_t position, const esp::EspView&
                        const GpuStream& s) {
   int blocks = int((b.count + kCryptoThreads - 1) / kCryptoThreads);
   if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-  esp_crypto_kernel<Step><<<blocks, kCryptoThreads, 0, s.stream>>>(b, position, v);
-  GPUNFV_CUDA(cudaGetLastError());
+  gpu::launch(esp_crypto_kernel<Step>, dim3(blocks), dim3(kCryptoThreads), 0, s.stream, b, position, v);
 }
 
 __global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) {
@@ -247,18 +247,16 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
     if (sa_count == 0) return;  // no SA: nothing to number or check
     if (s.serial) {
       pass();
-      GPUNFV_CUDA(cudaGetLastError());
       return;
     }
     // A stream records only events of its own context: a lane's (green context) stream brings
     // one (aux_done, unused without serial); other streams are the primary context's.
     cudaEvent_t ready = s.aux_done ? s.aux_done : gpu_->ready;
-    GPUNFV_CUDA(cudaEventRecord(ready, s.stream));
-    GPUNFV_CUDA(cudaStreamWaitEvent(gpu_->order, ready, 0));
+    gpu::record_event(ready, s.stream);
+    gpu::wait_event(gpu_->order, ready);
     pass();
-    GPUNFV_CUDA(cudaGetLastError());
-    GPUNFV_CUDA(cudaEventRecord(gpu_->done, gpu_->order));
-    GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, gpu_->done, 0));
+    gpu::record_event(gpu_->done, gpu_->order);
+    gpu::wait_event(s.stream, gpu_->done);
   };
 
   if (direction_ == IpsecDirection::outbound) {
@@ -270,27 +268,24 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       // so they overlap the previous batch's encryption on s.stream; the batch's own
       // encryption waits for them. (The batch's earlier stages completed before the pipeline
       // handed it to this NF, so nothing else needs waiting for.)
-      select_sa_kernel<<<blocks, threads, 0, s.aux>>>(db, position, v);
-      GPUNFV_CUDA(cudaGetLastError());
-      number_kernel<<<number_blocks, kNumberThreads, 0, s.aux>>>(db, position, v.result_offset,
-                                                                  slots, state);
-      GPUNFV_CUDA(cudaGetLastError());
-      GPUNFV_CUDA(cudaEventRecord(s.aux_done, s.aux));
-      GPUNFV_CUDA(cudaStreamWaitEvent(s.stream, s.aux_done, 0));
+      gpu::launch(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.aux, db, position, v);
+      gpu::launch(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, s.aux, db, position,
+                  v.result_offset, slots, state);
+      gpu::record_event(s.aux_done, s.aux);
+      gpu::wait_event(s.stream, s.aux_done);
     } else {
-      select_sa_kernel<<<blocks, threads, 0, s.stream>>>(db, position, v);
-      GPUNFV_CUDA(cudaGetLastError());
+      gpu::launch(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.stream, db, position, v);
       ordered([&] {
-        number_kernel<<<number_blocks, kNumberThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                           slots, state);
+        gpu::launch(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, order_stream, db,
+                    position, v.result_offset, slots, state);
       });
     }
     launch_esp_crypto<esp::EncapsulateWith>(db, position, v, s);
   } else {
     launch_esp_crypto<esp::DecapsulateWith>(db, position, v, s);
     ordered([&] {
-      replay_kernel<<<order_blocks, kOrderThreads, 0, order_stream>>>(db, position, v.result_offset,
-                                                                     slots, state, v.first_drop);
+      gpu::launch(replay_kernel, dim3(order_blocks), dim3(kOrderThreads), 0, order_stream, db,
+                  position, v.result_offset, slots, state, v.first_drop);
     });
   }
   // After every pass that may drop (s.stream waits for the ordered ones).

@@ -12,8 +12,12 @@
 // once and counts the restart (report: `processes: {NAME: {pid, restarts}}`); its NFs' counters
 // start again from zero with it. Other NFs and chains are not touched.
 //
-// CPU backend only: on the GPU backend the Manager would perform the process's GPU work on its
-// behalf (API remoting), which is not built, and prepare(Backend::gpu) throws.
+// On the GPU backend the NF process has no GPU of its own: its NFs' GPU calls (gpu/gpu_calls.h:
+// memory, copies, launches, streams, events) travel to the Manager with its messages, and the
+// Manager performs them in its one context (G-NET's API remoting), on the batch's stream and SM
+// partition, launching the kernels it loaded itself: registered ones (gpu/kernel_registry.h),
+// from its own binary or from the plugin's library, which it loads too. Batches stay in the
+// Manager's device memory; a request hands the process the batch's device view.
 //
 // Errors: a process that does not start, or does not report ready within 30 s, throws
 // std::runtime_error from prepare(); an NF that throws in its process throws
@@ -51,14 +55,23 @@ class NfProcess {
   NfProcess& operator=(const NfProcess&) = delete;
 
   const std::string& name() const { return name_; }
-  // Starts the process (once; later calls return at once).
-  void start();
+  // Before start(): NF `index` of the process counts on the device (NetworkFunction::
+  // count_on_device), which it is told before it prepares.
+  void count_on_device(uint32_t index);
+  // Starts the process for `backend` (once; later calls return at once).
+  void start(Backend backend);
   // Sends `req` (with `text`) and waits for its reply. False: the process is gone; a restart
   // is under way. Throws std::runtime_error when the NF threw.
   bool call(const nf_process::Request& req, const std::string& text = {},
             std::string* reply = nullptr);
   // {pid, restarts}
   nlohmann::json report() const;
+#if GPUNFV_HAVE_CUDA
+  // The process may use `s` (a batch's stream, its lane's aux stream and event) from now on,
+  // until take_back(s).
+  void hand(const GpuStream& s);
+  void take_back(cudaStream_t s);
+#endif
 
   // The binary started as the process (default: this one, /proc/self/exe).
   static void set_executable(std::string path);
@@ -78,6 +91,9 @@ class NfProcess {
   bool started_ = false, stopping_ = false;
   std::vector<pid_t> lost_;       // to reap
   uint64_t restarts_ = 0;
+  Backend backend_ = Backend::cpu;
+  std::vector<uint32_t> device_counted_;
+  int device_ = 0;  // GPU backend: the device the process's calls are performed on
   std::thread restarter_;
 };
 
@@ -91,17 +107,26 @@ class NfProcessProxy final : public NetworkFunction {
   std::string_view type() const override { return shape_->type(); }
   std::string describe() const override;
   const NfProcess& nf_process() const { return *process_; }
+  // The NF as the Manager read it from its entry (never prepared).
+  const NetworkFunction& shape() const { return *shape_; }
 
   void prepare(Backend backend) override;
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override;
   void skip(const BatchView& b, uint8_t position) const override;
 #if GPUNFV_HAVE_CUDA
-  void process_gpu(const BatchView&, uint8_t, const GpuStream&) const override;
+  void process_gpu(const BatchView& device_batch, uint8_t position, const GpuStream& s) const override;
+  void release_gpu_lane(cudaStream_t stream) override;
+  bool gpu_orders_across_streams() const override { return shape_->gpu_orders_across_streams(); }
 #endif
   uint32_t result_bytes() const override { return shape_->result_bytes(); }
   uint32_t headroom_bytes() const override { return shape_->headroom_bytes(); }
   void collect(const BatchView& b, uint8_t position, const CollectContext& ctx) override;
   bool collects() const override { return shape_->collects(); }
+  uint32_t collect_shards() const override { return shape_->collect_shards(); }
+  void collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx, uint32_t begin,
+                     uint32_t end, uint32_t shard) override;
+  // The NF in its process is told to, as the stand-in's shape answers.
+  bool count_on_device() override;
   bool collect_reads_frames() const override { return shape_->collect_reads_frames(); }
   void report(nlohmann::json& j) const override;
   void finish() override;
@@ -117,11 +142,19 @@ class NfProcessProxy final : public NetworkFunction {
   nlohmann::json report_;  // the NF's report from its process, at finish()
 };
 
-// The NF process's side: prepares `nfs` for the CPU (and, for a process started again after a
+// The NF process's side: prepares `nfs` for `backend` (and, for a process started again after a
 // loss, `mid_run`, tells them they start mid-run), says it is ready on the first of `socks`,
 // and serves requests on batches in `arena` (`arena_bytes` mapped), each socket on a thread of
 // its own, until the Manager closes them. Returns the exit status.
+// The NF process's side, before it builds its NFs: their drop reasons take the Manager's codes
+// (core/drop_reason.h), asked over `sock`, the first of its sockets, so that a verdict means the
+// same reason in both processes.
+void use_manager_drop_codes(int sock);
+
+// On the GPU backend the NFs' GPU calls go to the Manager (gpu/gpu_calls.h).
+// `count_on_device`: the NFs (by index) the Manager offered device counting to and that took it.
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
-                     uint8_t* arena, size_t arena_bytes, bool mid_run = false);
+                     uint8_t* arena, size_t arena_bytes, bool mid_run = false,
+                     Backend backend = Backend::cpu, const std::vector<uint32_t>& count_on_device = {});
 
 }  // namespace gpunfv

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "core/shared_arena.h"
+#include "nf/nf_process/internal/lost_packets.h"
 #include "nf/nf_process/internal/protocol.h"
 #include "nf/nf_process/nf_process.h"
 
@@ -19,12 +20,7 @@ std::string NfProcessProxy::describe() const {
   return shape_->describe() + " (in NF process " + process_->name() + ")";
 }
 
-void NfProcessProxy::prepare(Backend backend) {
-  if (backend == Backend::gpu)
-    throw std::runtime_error("NF " + name() + " has process: " + process_->name() +
-                             ", and NF processes run on the CPU backend only (--backend cpu)");
-  process_->start();
-}
+void NfProcessProxy::prepare(Backend backend) { process_->start(backend); }
 
 Request NfProcessProxy::request_for(const BatchView& b, uint8_t position) const {
   const SharedArena& arena = SharedArena::instance();
@@ -70,8 +66,28 @@ void NfProcessProxy::skip(const BatchView& b, uint8_t position) const {
 }
 
 #if GPUNFV_HAVE_CUDA
-void NfProcessProxy::process_gpu(const BatchView&, uint8_t, const GpuStream&) const {
-  throw std::logic_error("NF " + name() + " runs in an NF process: CPU backend only");
+// The process's GPU calls for the batch come with its reply, and are launched on `s` before
+// call() returns. A process lost before it replied launched nothing for this batch.
+void NfProcessProxy::process_gpu(const BatchView& device_batch, uint8_t position,
+                                 const GpuStream& s) const {
+  Request r;
+  r.op = Op::process_gpu;
+  r.nf = index_;
+  r.result_offset = result_offset();
+  r.position = position;
+  std::string text(sizeof device_batch + sizeof s, '\0');
+  std::memcpy(text.data(), static_cast<const void*>(&device_batch), sizeof device_batch);
+  std::memcpy(text.data() + sizeof device_batch, static_cast<const void*>(&s), sizeof s);
+  process_->hand(s);
+  if (!process_->call(r, text)) nf_process::drop_lost_packets_gpu(device_batch, position, s);
+}
+
+void NfProcessProxy::release_gpu_lane(cudaStream_t stream) {
+  process_->take_back(stream);
+  Request r;
+  r.op = Op::release_lane;
+  r.nf = index_;
+  process_->call(r, std::string(reinterpret_cast<const char*>(&stream), sizeof stream));
 }
 #endif
 
@@ -81,6 +97,24 @@ void NfProcessProxy::collect(const BatchView& b, uint8_t position, const Collect
   r.from_pcap = ctx.from_pcap;
   std::memcpy(r.port, ctx.port_name.data(), std::min(ctx.port_name.size(), sizeof r.port - 1));
   process_->call(r);  // lost: the batch's logs and counts are lost with the process's
+}
+
+void NfProcessProxy::collect_range(const BatchView& b, uint8_t position, const CollectContext& ctx,
+                                   uint32_t begin, uint32_t end, uint32_t shard) {
+  Request r = request_for(b, position);
+  r.op = Op::collect_range;
+  r.from_pcap = ctx.from_pcap;
+  r.begin = begin;
+  r.end = end;
+  r.shard = shard;
+  std::memcpy(r.port, ctx.port_name.data(), std::min(ctx.port_name.size(), sizeof r.port - 1));
+  process_->call(r);  // lost: as collect()
+}
+
+bool NfProcessProxy::count_on_device() {
+  if (!shape_->count_on_device()) return false;
+  process_->count_on_device(index_);
+  return true;
 }
 
 void NfProcessProxy::finish() {

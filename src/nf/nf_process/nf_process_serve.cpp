@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/batch.h"
+#include "nf/nf_process/internal/channel.h"
 #include "nf/nf_process/internal/protocol.h"
 #include "nf/nf_process/nf_process.h"
 
@@ -14,6 +15,7 @@ namespace gpunfv {
 
 using nf_process::Op;
 using nf_process::Reply;
+using nf_process::ReplyKind;
 using nf_process::Request;
 
 namespace {
@@ -52,6 +54,13 @@ std::string serve(Served& s, const Request& r, const std::string& text) {
       nf.collect(view_of(r, arena, arena_bytes), r.position, CollectContext{port, r.from_pcap != 0});
       return {};
     }
+    case Op::collect_range: {
+      const std::string port(r.port, strnlen(r.port, sizeof r.port));
+      if (r.shard >= nf.collect_shards()) throw std::runtime_error("a request for a shard the NF lacks");
+      nf.collect_range(view_of(r, arena, arena_bytes), r.position, CollectContext{port, r.from_pcap != 0},
+                       r.begin, r.end, r.shard);
+      return {};
+    }
     case Op::finish: {
       nf.finish();
       nlohmann::json j = nlohmann::json::object();
@@ -60,12 +69,46 @@ std::string serve(Served& s, const Request& r, const std::string& text) {
     }
     case Op::command:
       return nf.command(text);
+#if GPUNFV_HAVE_CUDA
+    case Op::process_gpu: {
+      // The Manager's device view and stream: handed on to the NF's GPU calls, never read here.
+      BatchView b;
+      GpuStream st;
+      if (text.size() != sizeof b + sizeof st) throw std::runtime_error("a malformed GPU request");
+      std::memcpy(static_cast<void*>(&b), text.data(), sizeof b);
+      std::memcpy(static_cast<void*>(&st), text.data() + sizeof b, sizeof st);
+      nf.process_gpu(b, r.position, st);
+      return {};
+    }
+    case Op::release_lane: {
+      cudaStream_t st;
+      if (text.size() != sizeof st) throw std::runtime_error("a malformed GPU request");
+      std::memcpy(static_cast<void*>(&st), text.data(), sizeof st);
+      nf.release_gpu_lane(st);
+      return {};
+    }
+#else
+    case Op::process_gpu:
+    case Op::release_lane:
+      break;
+#endif
   }
   throw std::runtime_error("an unknown request");
 }
 
 // Requests on one socket, one after another, until the Manager closes it.
+// A reply, with the GPU calls the request made that wait for it (performed before the Manager
+// reads the reply).
+bool send_reply(int sock, Reply rep, const std::string& text) {
+  const std::string calls = nf_process::take_pending_calls();
+  rep.text_bytes = uint32_t(text.size());
+  rep.calls_bytes = uint32_t(calls.size());
+  return nf_process::send_all(sock, &rep, sizeof rep) && nf_process::send_all(sock, text.data(), text.size()) &&
+         nf_process::send_all(sock, calls.data(), calls.size());
+}
+
 int serve_socket(Served& s, int sock) {
+  nf_process::bind_channel(sock);
   Request r;
   std::string text;
   while (nf_process::recv_all(sock, &r, sizeof r) && nf_process::recv_text(sock, r.text_bytes, text)) {
@@ -74,13 +117,11 @@ int serve_socket(Served& s, int sock) {
     try {
       answer = serve(s, r, text);
     } catch (const std::exception& e) {
+      nf_process::take_pending_calls();  // a request that failed half-way issues nothing
       rep.ok = 0;
       answer = e.what();
     }
-    rep.text_bytes = uint32_t(answer.size());
-    if (!nf_process::send_all(sock, &rep, sizeof rep) ||
-        !nf_process::send_all(sock, answer.data(), answer.size()))
-      return 1;
+    if (!send_reply(sock, rep, answer)) return 1;
   }
   return 0;
 }
@@ -88,16 +129,25 @@ int serve_socket(Served& s, int sock) {
 }  // namespace
 
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
-                     uint8_t* arena, size_t arena_bytes, bool mid_run) {
+                     uint8_t* arena, size_t arena_bytes, bool mid_run, Backend backend,
+                     const std::vector<uint32_t>& count_on_device) {
   if (socks.empty()) return 1;
+  if (backend == Backend::gpu) nf_process::send_gpu_calls_to_manager();
+  nf_process::bind_channel(socks[0]);
+  for (uint32_t i : count_on_device)
+    if (i >= nfs.size() || !nfs[i]->count_on_device())
+      throw std::runtime_error("the Manager and this process disagree on which NFs count on the device");
   for (auto& nf : nfs) {
-    nf->prepare(Backend::cpu);
+    nf->prepare(backend);
     if (mid_run) nf->resume_mid_run();
   }
   nf_process::Ready ready;
   ready.nfs = uint32_t(nfs.size());
   ready.pid = getpid();
-  if (!nf_process::send_all(socks[0], &ready, sizeof ready)) return 1;
+  Reply rep;
+  rep.kind = ReplyKind::ready;
+  if (!send_reply(socks[0], rep, std::string(reinterpret_cast<const char*>(&ready), sizeof ready))) return 1;
+  nf_process::bind_channel(-1);
   Served s{nfs, std::vector<std::once_flag>(nfs.size()), arena, arena_bytes};
   std::vector<int> status(socks.size(), 0);
   std::vector<std::thread> threads;

@@ -18,6 +18,7 @@
 
 #include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 #include "nf/nids/nids.h"
 #include "core/debug_switches.h"
@@ -141,18 +142,18 @@ size_t bitmap_bytes(uint32_t patterns) { return size_t((patterns + 31) / 32) * s
 template <typename... Args>
 void launch_nids(uint32_t lanes, dim3 grid, dim3 block, size_t shared, cudaStream_t st, Args... a) {
   switch (lanes) {
-    case 4: nids_kernel<4><<<grid, block, shared, st>>>(a...); break;
-    case 8: nids_kernel<8><<<grid, block, shared, st>>>(a...); break;
-    case 16: nids_kernel<16><<<grid, block, shared, st>>>(a...); break;
-    default: nids_kernel<32><<<grid, block, shared, st>>>(a...); break;
+    case 4: gpu::launch(nids_kernel<4>, grid, block, shared, st, a...); break;
+    case 8: gpu::launch(nids_kernel<8>, grid, block, shared, st, a...); break;
+    case 16: gpu::launch(nids_kernel<16>, grid, block, shared, st, a...); break;
+    default: gpu::launch(nids_kernel<32>, grid, block, shared, st, a...); break;
   }
 }
 
 void allow_shared(int bytes) {
-  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  GPUNFV_CUDA(cudaFuncSetAttribute(nids_kernel<32>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  gpu::set_max_dynamic_shared(reinterpret_cast<const void*>(nids_kernel<4>), bytes);
+  gpu::set_max_dynamic_shared(reinterpret_cast<const void*>(nids_kernel<8>), bytes);
+  gpu::set_max_dynamic_shared(reinterpret_cast<const void*>(nids_kernel<16>), bytes);
+  gpu::set_max_dynamic_shared(reinterpret_cast<const void*>(nids_kernel<32>), bytes);
 }
 
 }  // namespace
@@ -186,9 +187,7 @@ void Nids::upload(NidsTables& t) {
   // default 48 KiB the kernel opts in to what the device allows. With a large rule set (about
   // 100K patterns and more) there is room for one bitmap per warp only: a warp per packet.
   const size_t bitmap = bitmap_bytes(t.matcher.automaton().pattern_count());
-  int device = 0, optin = 0;
-  GPUNFV_CUDA(cudaGetDevice(&device));
-  GPUNFV_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int optin = gpu::max_shared_per_block_optin();
   uint32_t lanes = kDefaultGroupLanes;
   if (const uint32_t want = debug_switches().nids_lanes) lanes = want;
   while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
@@ -232,14 +231,12 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
               device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)),
               first_drop_code<NidsDrop>());
-  GPUNFV_CUDA(cudaGetLastError());
   if (t->device_counts) {
     dim3 block;
     const dim3 grid = count_grid(device_batch.count, stream, block);
-    nids_count_kernel<<<grid, block, 0, stream.stream>>>(
-        device_batch, position, view.result_offset, t->rule_base,
-        uint32_t(t->rules.rules.size()), t->device_counts->ref());
-    GPUNFV_CUDA(cudaGetLastError());
+    gpu::launch(nids_count_kernel, grid, block, 0, stream.stream, device_batch, position,
+                view.result_offset, t->rule_base, uint32_t(t->rules.rules.size()),
+                t->device_counts->ref());
   }
   t.count(stream.packets);
 }

@@ -6,7 +6,7 @@
 #include <string>
 
 #if GPUNFV_HAVE_CUDA
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #endif
 
 namespace gpunfv {
@@ -213,8 +213,7 @@ void Dir24_8::upload_to_device() {
   device_tbl24_.upload(tbl24_);
   device_tbl8_.allocate(size_t(max_tbl8_groups_) * lpm::kTbl8GroupEntries);
   if (!tbl8_.empty())
-    GPUNFV_CUDA(cudaMemcpy(device_tbl8_.data(), tbl8_.data(), tbl8_.size() * sizeof(uint32_t),
-                           cudaMemcpyHostToDevice));
+    gpu::copy_to_device(device_tbl8_.data(), tbl8_.data(), tbl8_.size() * sizeof(uint32_t));
 }
 
 Dir24_8Ref Dir24_8::device_ref() const {

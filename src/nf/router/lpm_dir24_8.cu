@@ -2,6 +2,7 @@
 // wrote are gathered on the host and written on the device by one scatter kernel.
 #include <algorithm>
 
+#include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 #include "nf/router/lpm_dir24_8.h"
 
@@ -39,14 +40,12 @@ void Dir24_8::sync_to_device(const Touched& t, cudaStream_t stream) {
   if (writes.empty()) return;
   // Grown only (a buffer freed and made per update would make CUDA wait for the device).
   if (device_staging_.size() < writes.size()) device_staging_.allocate(writes.size() * 2);
-  GPUNFV_CUDA(cudaMemcpyAsync(device_staging_.data(), writes.data(), writes.size() * sizeof(uint2),
-                              cudaMemcpyHostToDevice, stream));
+  gpu::copy_to_device(device_staging_.data(), writes.data(), writes.size() * sizeof(uint2), stream);
   const uint32_t n = uint32_t(writes.size());
   const uint32_t blocks = std::min<uint32_t>((n + 255) / 256, 1024);
-  lpm_scatter_kernel<<<blocks, 256, 0, stream>>>(device_staging_.data(), n, device_tbl24_.data(),
-                                                 device_tbl8_.data());
-  GPUNFV_CUDA(cudaGetLastError());
-  GPUNFV_CUDA(cudaStreamSynchronize(stream));
+  gpu::launch(lpm_scatter_kernel, dim3(blocks), dim3(256), 0, stream, device_staging_.data(), n,
+              device_tbl24_.data(), device_tbl8_.data());
+  gpu::synchronize(stream);
 }
 
 GPUNFV_REGISTER_KERNEL(lpm_scatter_kernel);

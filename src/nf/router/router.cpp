@@ -10,7 +10,7 @@
 #include "nf/run_per_packet.h"
 
 #if GPUNFV_HAVE_CUDA
-#include "gpu/cuda_check.h"
+#include "gpu/gpu_calls.h"
 #endif
 
 namespace gpunfv {
@@ -156,9 +156,8 @@ uint32_t Router::next_hop_for(uint16_t port, const std::string& port_name) {
   next_hop_ports_[n] = port;
 #if GPUNFV_HAVE_CUDA
   if (device_next_hop_ports_.size()) {
-    GPUNFV_CUDA(cudaMemcpyAsync(device_next_hop_ports_.data() + n, &port, sizeof port,
-                                cudaMemcpyHostToDevice, update_stream_));
-    GPUNFV_CUDA(cudaStreamSynchronize(update_stream_));
+    gpu::copy_to_device(device_next_hop_ports_.data() + n, &port, sizeof port, update_stream_);
+    gpu::synchronize(update_stream_);
   }
 #endif
   {

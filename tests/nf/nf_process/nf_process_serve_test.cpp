@@ -32,6 +32,11 @@ class ServedNfProcess : public testing::Test {
       const SharedArena& a = SharedArena::instance();
       status_ = serve_nf_process(nfs_, {sv_[1]}, a.base(), a.size());
     });
+    Reply msg;
+    ASSERT_TRUE(nf_process::recv_all(sv_[0], &msg, sizeof msg));
+    EXPECT_EQ(msg.kind, nf_process::ReplyKind::ready);
+    EXPECT_EQ(msg.calls_bytes, 0u);  // CPU backend: no GPU calls
+    ASSERT_EQ(msg.text_bytes, sizeof(nf_process::Ready));
     nf_process::Ready ready;
     ASSERT_TRUE(nf_process::recv_all(sv_[0], &ready, sizeof ready));
     EXPECT_EQ(ready.nfs, 1u);
@@ -52,6 +57,8 @@ class ServedNfProcess : public testing::Test {
     std::string answer;
     EXPECT_TRUE(nf_process::recv_all(sv_[0], &rep, sizeof rep));
     EXPECT_TRUE(nf_process::recv_text(sv_[0], rep.text_bytes, answer));
+    EXPECT_EQ(rep.kind, nf_process::ReplyKind::reply);
+    EXPECT_EQ(rep.calls_bytes, 0u);
     return {rep, answer};
   }
   static Request request_for(const Batch& b) {

@@ -14,6 +14,7 @@
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/cuda_check.h"
+#include "gpu/persistent_kernel_guard.h"
 #include "gpu/stream.h"
 #endif
 
