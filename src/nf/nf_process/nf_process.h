@@ -21,7 +21,9 @@
 //
 // Errors: a process that does not start, or does not report ready within 30 s, throws
 // std::runtime_error from prepare(); an NF that throws in its process throws
-// std::runtime_error in the Manager with the NF's message.
+// std::runtime_error in the Manager with the NF's message; a GPU call the Manager refuses
+// (internal/manager_gpu.h) fails in the NF process, or, sent with a reply, throws GpuError in
+// the Manager.
 #pragma once
 
 #include <sys/types.h>
