@@ -33,31 +33,23 @@ for rep in $(seq 1 "$REPEATS"); do
         --duration "$SECS" --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
       echo "$run exit $?"
     done
-    for placement in manager processes; do
-      [[ ",$PARTS," == *,gpuproc,* ]] || continue
-      cfg="$OUT/configs/sd-$size-gpu-$placement.yaml"
-      if [ ! -s "$cfg" ]; then
-        cp "$OUT/configs/sd-$size-unco.yaml" "$cfg"
-        [ "$placement" = processes ] && sed -i -E 's/^  - name: (fw|ipsec|nids|router)$/&\n    process: vendor-\1/' "$cfg"
-      fi
-      run="sd-$size-gpu-$placement.r$rep"
-      [ -s "$OUT/reports/$run.json" ] && continue
-      timeout $((SECS + 60)) "$CHECKED/gpunfv" run "$cfg" --backend gpu --duration "$SECS" \
-        --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
-      echo "$run exit $?"
-    done
-    for placement in manager processes; do
-      [[ ",$PARTS," == *,cpu,* ]] || continue
-      cfg="$OUT/configs/sd-$size-cpu-$placement.yaml"
-      if [ ! -s "$cfg" ]; then
-        sed -E '/^  scheduler:/d' "$OUT/configs/sd-$size-unco.yaml" > "$cfg"
-        [ "$placement" = processes ] && sed -i -E 's/^  - name: (fw|ipsec|nids|router)$/&\n    process: vendor-\1/' "$cfg"
-      fi
-      run="sd-$size-cpu-$placement.r$rep"
-      [ -s "$OUT/reports/$run.json" ] && continue
-      timeout $((SECS + 60)) "$CHECKED/gpunfv" run "$cfg" --backend cpu --duration "$SECS" \
-        --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
-      echo "$run exit $?"
+    for backend in gpu cpu; do
+      part=$backend; [ "$backend" = gpu ] && part=gpuproc
+      [[ ",$PARTS," == *,$part,* ]] || continue
+      for placement in manager processes; do
+        cfg="$OUT/configs/sd-$size-$backend-$placement.yaml"
+        if [ ! -s "$cfg" ]; then
+          # The CPU backend has no scheduler (SM shares).
+          if [ "$backend" = cpu ]; then sed -E '/^  scheduler:/d' "$OUT/configs/sd-$size-unco.yaml" > "$cfg"
+          else cp "$OUT/configs/sd-$size-unco.yaml" "$cfg"; fi
+          [ "$placement" = processes ] && sed -i -E 's/^  - name: (fw|ipsec|nids|router)$/&\n    process: vendor-\1/' "$cfg"
+        fi
+        run="sd-$size-$backend-$placement.r$rep"
+        [ -s "$OUT/reports/$run.json" ] && continue
+        timeout $((SECS + 60)) "$CHECKED/gpunfv" run "$cfg" --backend "$backend" --duration "$SECS" \
+          --report "$OUT/reports/$run.json" > "$OUT/logs/$run.txt" 2>&1
+        echo "$run exit $?"
+      done
     done
   done
 done
