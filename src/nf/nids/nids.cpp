@@ -314,10 +314,10 @@ void Nids::collect_per_packet(const BatchView& b, uint8_t position, const Collec
   CollectCounts& c = counts_[0];
   const std::shared_ptr<const Catalog> catalog = this->catalog();
   fit(c, catalog->size());
+  const CollectScan scan(b, result_offset(), kNidsResultBytes);
   for (uint32_t i = 0; i < b.count; ++i) {
-    if (!reached_node(b, i, position)) continue;
-    const NidsResult r = NidsResult::load(b.results.framework_data() +
-                                          size_t(i) * b.result_stride + result_offset());
+    if (!scan.reached(i, position)) continue;
+    const NidsResult r = NidsResult::load(scan.slice(i));
     if (r.fired == 0) continue;
     ++c.packets_alerted;
     c.not_logged += r.fired - r.kept();
@@ -341,7 +341,7 @@ void Nids::collect_per_packet(const BatchView& b, uint8_t position, const Collec
 }
 
 bool Nids::collect_reads_frame(const BatchView& b, uint32_t i, uint8_t position) const {
-  return NidsResult::load(b.results.framework_data() + size_t(i) * b.result_stride + result_offset()).fired != 0;
+  return NidsResult::load(CollectScan(b, result_offset(), kNidsResultBytes).slice(i)).fired != 0;
 }
 
 bool Nids::count_on_device() {
