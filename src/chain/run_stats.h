@@ -33,7 +33,7 @@ struct RunStats {
   std::vector<std::unique_ptr<PortCounters>> ports;  // index = port id
   std::vector<NfCounters> nfs;                       // index = NF index
   std::vector<nlohmann::json> nf_reports;            // NF-specific report keys, per NF
-  nlohmann::json processes = nlohmann::json::object();  // NF processes: {NAME: {pid, restarts}}
+  nlohmann::json processes = nlohmann::json::object();  // NF processes: {NAME: {pid, restarts, hung}}
   LatencyHistogram latency;                          // rx to tx, transmitted packets
   std::vector<LatencyHistogram> chain_latency;       // the same per chain (index = chain)
   uint64_t latency_untimed = 0;  // transmitted packets not timed (a forward's latency_sample)

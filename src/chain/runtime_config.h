@@ -58,6 +58,7 @@ struct Settings {
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet
   uint32_t gpu_sms = 0;                 // SMs the chains may use (0: the whole GPU)
+  uint32_t nf_process_timeout_ms = 30000;  // an NF process that answers nothing this long is hung
   std::string model_file;               // gnet: performance model (gpunfv profile's output)
   double latency_bound_us = 1000;       // every chain's bound unless it names its own; gnet's L
   double sched_p = 0.1;                 // gnet: throughput step P per round

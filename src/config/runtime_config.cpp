@@ -95,9 +95,12 @@ Settings parse_settings(const ConfigNode& n) {
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "egress_threads", "egress_threads_per_chain",
-               "max_input_file_mb", "max_pool_memory_percent", "metrics", "control"});
+               "max_input_file_mb", "max_pool_memory_percent", "metrics", "control",
+               "nf_process_timeout_ms"});
   Settings s;
   s.batch_size = static_cast<uint32_t>(n.int_or("batch_size", s.batch_size, 1, 1 << 20));
+  s.nf_process_timeout_ms =
+      static_cast<uint32_t>(n.int_or("nf_process_timeout_ms", s.nf_process_timeout_ms, 100, 3600000));
   s.batches = static_cast<uint32_t>(n.int_or("batches", s.batches, 2, 1 << 16));
   s.slot_bytes = static_cast<uint32_t>(n.int_or("slot_bytes", 0, 0, 65536));
   if (s.slot_bytes % 64 != 0) n["slot_bytes"].fail("slot_bytes must be a multiple of 64");
@@ -347,7 +350,8 @@ RuntimeConfig load_runtime_config(const std::string& path) {
       if (const std::string group = process_of(n); !group.empty()) {
         auto& [process, members] = processes[group];
         if (!process)
-          process = std::make_shared<NfProcess>(group, std::filesystem::absolute(path).string());
+          process = std::make_shared<NfProcess>(group, std::filesystem::absolute(path).string(),
+                                                rc.settings.nf_process_timeout_ms);
         nf = std::make_unique<NfProcessProxy>(std::move(nf), process, members++);
         rc.nf_processes = true;
       }

@@ -81,8 +81,9 @@ std::string summary_table(const RunStats& s) {
         out += fmt::format("quarantined: {} reached outside its memory; later packets to it were "
                            "dropped (nf_isolation_fault)\n", s.nfs[i].name);
     for (const auto& [name, p] : s.processes.items())
-      out += fmt::format("NF process {}: pid {}, restarts {}\n", name, p.value("pid", -1),
-                         p.value("restarts", 0));
+      out += fmt::format("NF process {}: pid {}, restarts {}{}\n", name, p.value("pid", -1),
+                         p.value("restarts", 0),
+                         p.value("hung", 0) ? fmt::format(" ({} after it hung)", p.value("hung", 0)) : "");
   }
   out += chain_latency_lines(s);
   for (const auto& c : s.chains) {

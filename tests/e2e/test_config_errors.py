@@ -135,6 +135,18 @@ settings: {settings}
     expect_config_error(gpunfv, config, f"{config}:6", needle)
 
 
+def test_bad_nf_process_timeout(gpunfv, tmp_path):
+    config = config_file(tmp_path, f"""\
+ports:
+  - {{name: in, type: pcap, rx: {q(DNS)}}}
+  - {{name: out, type: discard}}
+chains:
+  - {{from: in, to: out}}
+settings: {{nf_process_timeout_ms: 10}}
+""")
+    expect_config_error(gpunfv, config, f"{config}:6", "out of range [100, 3600000]")
+
+
 @pytest.mark.parametrize("settings, needles", [
     ("{scheduler: unco, gpu_pipeline: fused, gpu_graphs: true}", ("gpu_graphs",)),
     ("{scheduler: unco, gpu_pipeline: persistent}", ("gpu_pipeline: persistent",)),

@@ -3,8 +3,8 @@ run` (the Manager), on the Manager's batches in shared memory; on the GPU backen
 performs their GPU calls. Their output equals the same NFs run in the Manager, and on the GPU
 every example with its NFs in processes equals the CPU backend; a process killed mid-run loses
 only its own NFs' packets (nf_process_lost), is started again and counted, and the chain beside
-it loses nothing; bad `process:` entries are refused. The GPU tests skip where no GPU can be
-used."""
+it loses nothing; one that hangs is killed and started again; bad `process:` entries are
+refused. The GPU tests skip where no GPU can be used."""
 from __future__ import annotations
 
 import json
@@ -109,6 +109,42 @@ def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv
     # The other chain: every packet through, none dropped.
     assert report["nfs"]["in_manager"] == {**report["nfs"]["in_manager"], "in": count, "out": count, "drops": {}}
     assert report["ports"]["gen_b"]["dropped"] == 0
+
+
+def test_hung_nf_process_is_killed_and_started_again(gpunfv, tmp_path):
+    """A process that answers nothing (stopped here with SIGSTOP) for nf_process_timeout_ms is
+    killed and started again, as a lost one is; the run goes on to its end."""
+    count = 300_000
+    path = write_config(
+        tmp_path / "hang.yaml",
+        ports=[{"name": "gen", "type": "generator", "count": count, "rate": "100kpps", "seed": 4},
+               {"name": "out", "type": "discard"}],
+        nfs=[{"name": "gtsm", "type": "ttl_filter", "min_ttl": 1, "process": "vendor-a"}],
+        chains=[{"from": "gen", "path": ["gtsm"], "to": "out"}],
+        settings={"batch_size": 256, "nf_process_timeout_ms": 500})
+    report_path = tmp_path / "hang.json"
+    run = subprocess.Popen([str(gpunfv), "run", str(path), "--backend", "cpu", "--report",
+                            str(report_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (first := children(run.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first, "no NF process started"
+        time.sleep(1.0)
+        os.kill(first[0], signal.SIGSTOP)
+        stdout, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 0, stdout + stderr
+    assert "NF process vendor-a answered nothing for 500 ms: killing it" in stderr
+    report = json.loads(report_path.read_text())
+    check_accounting(report)
+    process = report["processes"]["vendor-a"]
+    assert process["restarts"] == 1 and process["hung"] == 1 and process["pid"] != first[0]
+    assert "restarts 1 (1 after it hung)" in stdout  # the summary
+    gtsm = report["nfs"]["gtsm"]
+    assert set(gtsm["drops"]) == {"nf_process_lost"} and gtsm["in"] == count
+    assert gtsm["out"] == count - gtsm["drops"]["nf_process_lost"]
 
 
 def test_restarted_ipsec_process_does_not_wait_for_batches_it_never_sees(gpunfv, tmp_path):

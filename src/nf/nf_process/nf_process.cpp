@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -61,14 +62,19 @@ struct NfProcess::Child {
     for (int s : socks) close(s);
   }
 
-  // Reads `fd`'s messages until one that is not a GPU call comes; performs and answers those,
-  // and performs the calls that come with the last. False: the process is gone. Throws GpuError
-  // when the last one's calls fail.
-  bool receive(int fd, Reply& rep, std::string& text) {
+  // Reads `fd`'s messages until one that is not a call comes; performs and answers those, and
+  // performs the calls that come with the last. False: the process is gone, or sent nothing
+  // for `timeout_ms` (then `hung` is set). Throws when the last one's calls fail.
+  bool receive(int fd, Reply& rep, std::string& text, int timeout_ms, bool* hung = nullptr) {
     std::string calls;
     while (true) {
-      if (!nf_process::recv_all(fd, &rep, sizeof rep) || !nf_process::recv_text(fd, rep.text_bytes, text) ||
-          !nf_process::recv_text(fd, rep.calls_bytes, calls))
+      pollfd p{fd, POLLIN, 0};
+      int ready;
+      while ((ready = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+      }
+      if (ready == 0 && hung) *hung = true;
+      if (ready != 1 || !nf_process::recv_all(fd, &rep, sizeof rep) ||
+          !nf_process::recv_text(fd, rep.text_bytes, text) || !nf_process::recv_text(fd, rep.calls_bytes, calls))
         return false;
       if (rep.kind != ReplyKind::call) {
         perform(calls);
@@ -135,8 +141,8 @@ struct NfProcess::Child {
 
 void NfProcess::set_executable(std::string path) { executable() = std::move(path); }
 
-NfProcess::NfProcess(std::string name, std::string config_path)
-    : name_(std::move(name)), config_path_(std::move(config_path)) {}
+NfProcess::NfProcess(std::string name, std::string config_path, uint32_t timeout_ms)
+    : name_(std::move(name)), config_path_(std::move(config_path)), timeout_ms_(timeout_ms) {}
 
 #if GPUNFV_HAVE_CUDA
 void NfProcess::hand(const GpuStream& s) {
@@ -222,13 +228,12 @@ std::shared_ptr<NfProcess::Child> NfProcess::spawn(bool mid_run) const {
   for (int s : theirs) close(s);
   if (err != 0) throw std::runtime_error("NF process " + name_ + ": cannot start " + exe);
   // Its NFs prepare first: on the GPU backend their uploads come as GPU calls meanwhile.
-  pollfd p{c->socks[0], POLLIN, 0};
   Reply rep;
   std::string text;
   std::string failed;
   bool ready = false;
   try {
-    ready = poll(&p, 1, kReadyTimeoutMs) == 1 && c->receive(c->socks[0], rep, text) &&
+    ready = c->receive(c->socks[0], rep, text, std::max<int>(kReadyTimeoutMs, int(timeout_ms_))) &&
             rep.kind == ReplyKind::ready && text.size() == sizeof(Ready) &&
             reinterpret_cast<const Ready*>(text.data())->magic == Ready{}.magic;
   } catch (const std::exception& e) {
@@ -290,11 +295,11 @@ bool NfProcess::call(const Request& req, const std::string& text, std::string* r
   std::string answer;
   const int fd = c->socks[k];
   std::exception_ptr calls_failed;
-  bool ok = false;
+  bool ok = false, hung = false;
   try {
     ok = nf_process::send_all(fd, &r, sizeof r) &&
          (text.empty() || nf_process::send_all(fd, text.data(), text.size())) &&
-         c->receive(fd, rep, answer);
+         c->receive(fd, rep, answer, int(timeout_ms_), &hung);
   } catch (...) {  // the reply came, its GPU calls failed
     ok = true;
     calls_failed = std::current_exception();
@@ -302,7 +307,16 @@ bool NfProcess::call(const Request& req, const std::string& text, std::string* r
   {
     std::lock_guard<std::mutex> lk(m_);
     c->busy[k] = false;
-    if (!ok && child_ == c) lose();
+    if (!ok && child_ == c) {
+      if (hung) {
+        // Its requests would wait for ever: it goes as a lost one does.
+        std::fprintf(stderr, "gpunfv: NF process %s answered nothing for %u ms: killing it\n",
+                     name_.c_str(), timeout_ms_);
+        kill(c->pid, SIGKILL);
+        ++hung_;
+      }
+      lose();
+    }
   }
   free_.notify_one();
   if (!ok) return false;
@@ -352,7 +366,7 @@ void NfProcess::restart_loop() {
 
 nlohmann::json NfProcess::report() const {
   std::lock_guard<std::mutex> lk(m_);
-  return {{"pid", pid_}, {"restarts", restarts_}};
+  return {{"pid", pid_}, {"restarts", restarts_}, {"hung", hung_}};
 }
 
 }  // namespace gpunfv

@@ -7,9 +7,10 @@
 // (NfProcessProxy) in the chain, which reads the entry only to check it and learn the NF's shape
 // (its results, egress ports), and never prepares or runs it.
 //
-// A process that dies (killed, crashed) loses the packets it was working on and those sent to
-// its NFs until it is back: they are dropped as nf_process_lost. The Manager starts it again at
-// once and counts the restart (report: `processes: {NAME: {pid, restarts}}`); its NFs' counters
+// A process that dies (killed, crashed), or hangs (answers nothing for `timeout_ms`: it is then
+// killed), loses the packets it was working on and those sent to its NFs until it is back: they
+// are dropped as nf_process_lost. The Manager starts it again at
+// once and counts the restart (report: `processes: {NAME: {pid, restarts, hung}}`); its NFs' counters
 // start again from zero with it. Other NFs and chains are not touched.
 //
 // On the GPU backend the NF process has no GPU of its own: its NFs' GPU calls (gpu/gpu_calls.h:
@@ -51,7 +52,7 @@ struct Request;
 // another batch, as IPsec orders its batches, must not hold the only way in).
 class NfProcess {
  public:
-  NfProcess(std::string name, std::string config_path);
+  NfProcess(std::string name, std::string config_path, uint32_t timeout_ms = 30000);
   ~NfProcess();
   NfProcess(const NfProcess&) = delete;
   NfProcess& operator=(const NfProcess&) = delete;
@@ -66,7 +67,7 @@ class NfProcess {
   // is under way. Throws std::runtime_error when the NF threw.
   bool call(const nf_process::Request& req, const std::string& text = {},
             std::string* reply = nullptr);
-  // {pid, restarts}
+  // {pid, restarts, hung}: hung counts the restarts of a process that hung.
   nlohmann::json report() const;
 #if GPUNFV_HAVE_CUDA
   // The process may use `s` (a batch's stream, its lane's aux stream and event) from now on,
@@ -92,7 +93,8 @@ class NfProcess {
   pid_t pid_ = -1;                // the last one started
   bool started_ = false, stopping_ = false;
   std::vector<pid_t> lost_;       // to reap
-  uint64_t restarts_ = 0;
+  uint64_t restarts_ = 0, hung_ = 0;
+  const uint32_t timeout_ms_;
   Backend backend_ = Backend::cpu;
   std::vector<uint32_t> device_counted_;
   int device_ = 0;  // GPU backend: the device the process's calls are performed on
