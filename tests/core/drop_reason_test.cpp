@@ -1,5 +1,6 @@
 // The table of drop reasons: the framework's own first, an NF type's added after them in order,
-// a name taken twice refused, and more codes than counters hold refused.
+// the same owner's again at the same codes, a name taken twice refused, more codes than
+// counters hold refused, and in an NF process the codes the Manager's table gives.
 #include "core/drop_reason.h"
 
 #include <gtest/gtest.h>
@@ -46,6 +47,33 @@ TEST(DropReasons, ATakenNameIsRefusedWithNothingAdded) {
   EXPECT_THROW(add_drop_reasons("second owner", own), std::logic_error);
   EXPECT_EQ(drop_reason_count(), before + 1);
   EXPECT_EQ(drop_reason_name(DropReason(before)), "test_twice");
+}
+
+TEST(DropReasons, TheSameOwnerAgainGetsTheSameCodes) {
+  const DropReasonDecl decls[] = {{"test_again", ""}};
+  const uint8_t first = add_drop_reasons("again", decls);
+  const int count = drop_reason_count();
+  EXPECT_EQ(add_drop_reasons("again", decls), first);
+  EXPECT_EQ(drop_reason_count(), count);
+  const DropReasonDecl other[] = {{"test_again_other", ""}};
+  EXPECT_THROW(add_drop_reasons("again", other), std::logic_error);  // not the same reasons
+}
+
+uint8_t g_given = 0;
+uint8_t given_code(std::string_view, std::span<const DropReasonDecl>) { return g_given; }
+
+TEST(DropReasons, ARegistrarGivesTheCodes) {
+  // As in an NF process: the Manager's table already holds two codes this process never used.
+  const int before = drop_reason_count();
+  g_given = uint8_t(before + 2);
+  set_drop_reason_registrar(&given_code);
+  const DropReasonDecl decls[] = {{"test_given", "from the Manager"}};
+  const uint8_t first = add_drop_reasons("given", decls);
+  set_drop_reason_registrar(nullptr);
+  EXPECT_EQ(first, before + 2);
+  EXPECT_EQ(drop_reason_count(), before + 3);
+  EXPECT_EQ(drop_reason_name(DropReason(first)), "test_given");
+  EXPECT_EQ(drop_reason_name(DropReason(before)), "unknown");  // another process's
 }
 
 TEST(DropReasons, MoreCodesThanCountersHoldAreRefused) {
