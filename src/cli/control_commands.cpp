@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "nf/nf_process/nf_process.h"
 #include "nf/firewall/firewall.h"
 #include "nf/ipsec/ipsec.h"
 #include "nf/nids/nids.h"
@@ -153,11 +154,21 @@ T& ControlCommands::find_nf(const std::string& type, const std::string& name) co
   }
   if (!name.empty() && !found) {
     for (auto& n : rc_.nfs)
-      if (n->name() == name)
+      if (n->name() == name) {
+        if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get()); p && p->type() == type)
+          throw Refused("NF '" + name + "' runs in NF process " + p->nf_process().name() +
+                        ", which live table updates do not reach");
         throw Refused("NF '" + name + "' is a " + std::string(n->type()) + " NF; this command is for " + type + " NFs");
+      }
     throw Refused("no " + type + " NF named '" + name + "'");
   }
-  if (count == 0) throw Refused("the configuration has no " + type + " NF");
+  if (count == 0) {
+    for (auto& n : rc_.nfs)
+      if (dynamic_cast<const NfProcessProxy*>(n.get()) && n->type() == type)
+        throw Refused("the configuration's " + type + " NFs run in NF processes, which live table "
+                      "updates do not reach");
+    throw Refused("the configuration has no " + type + " NF");
+  }
   if (name.empty() && count > 1)
     throw Refused("the configuration has " + std::to_string(count) + " " + type +
                   " NFs: name one (--nf NAME)");
@@ -347,6 +358,10 @@ nlohmann::json ControlCommands::reload() {
         for (const std::string& f : ids->rule_files()) what += " " + f;
         r["files"] = ids->rule_files();
         r["table_version"] = ids->replace_rules(ids->rule_files(), limit(), what);
+      } else if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get());
+                 p && (p->type() == "router" || p->type() == "firewall" || p->type() == "nids")) {
+        throw std::runtime_error("runs in NF process " + p->nf_process().name() +
+                                 ", which live table updates do not reach");
       } else {
         continue;
       }

@@ -172,6 +172,26 @@ def test_route_add_and_delete_restore_the_covering_route(gpunfv, tmp_path, sock_
     assert v[2]["packets"] > 0
 
 
+def test_route_updates_to_a_router_in_an_nf_process_are_refused(gpunfv, tmp_path, sock_dir):
+    """Live table updates do not reach an NF in an NF process: the command says so, and the
+    run goes on with its table."""
+    sock = sock_dir / "s"
+    config = router_config(tmp_path, sock, "10.0.0.0/8 p1\n")
+    config.write_text(config.read_text().replace('type: "router",', 'type: "router", process: vendor-r,'))
+    assert "process: vendor-r" in config.read_text()
+    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock)
+    run.wait_for(lambda: run.port_tx("p1") > 0, "traffic on p1")
+    for nf in ("r1", None):
+        rc, j, err = run.ctl("routes", "add", "10.0.0.0/9", "p2", nf=nf)
+        assert rc != 0 and "NF process" in j.get("error", "") + err, (j, err)
+    os.kill(run.proc.pid, signal.SIGHUP)
+    tx = run.port_tx("p1")
+    run.wait_for(lambda: run.port_tx("p1") > tx, "traffic on p1 after SIGHUP")
+    report = run.stop()
+    assert report["ports"]["p2"]["tx_packets"] == 0
+    assert report["processes"]["vendor-r"]["restarts"] == 0
+
+
 def test_malformed_route_file_is_refused_and_the_live_table_kept(gpunfv, tmp_path, sock_dir):
     sock = sock_dir / "s"
     run = LiveRun(gpunfv, router_config(tmp_path, sock, "10.0.0.0/8 p1\n"), tmp_path / "r.json", sock)
