@@ -56,11 +56,12 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
-def kill_mid_run(gpunfv: Path, path: Path, report_path: Path,
-                 backend: str = "cpu") -> tuple[int, str]:
-    """Runs `path`, kills its NF process 1 s into the run; the killed pid and stderr. Skips on
-    the GPU backend where no GPU can be used."""
-    run = subprocess.Popen([str(gpunfv), "run", str(path), "--backend", backend, "-q", "--report",
+def signal_mid_run(gpunfv: Path, path: Path, report_path: Path, backend: str = "cpu",
+                   sig: int = signal.SIGKILL) -> tuple[int, str, str]:
+    """Runs `path` and sends its NF process `sig` 1 s into the run; the pid signalled, stdout
+    (the summary) and stderr. The process goes as lost. Skips on the GPU backend where no GPU
+    can be used."""
+    run = subprocess.Popen([str(gpunfv), "run", str(path), "--backend", backend, "--report",
                             str(report_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
@@ -73,13 +74,13 @@ def kill_mid_run(gpunfv: Path, path: Path, report_path: Path,
             time.sleep(0.05)
         assert first, "no NF process started"
         time.sleep(1.0)  # packets flow through it
-        os.kill(first[0], signal.SIGKILL)
+        os.kill(first[0], sig)
         stdout, stderr = run.communicate(timeout=60)
     finally:
         run.kill()
     assert run.returncode == 0, stdout + stderr
     assert "was lost" in stderr
-    return first[0], stderr
+    return first[0], stdout, stderr
 
 
 @pytest.mark.parametrize("backend", ["cpu", "gpu"])
@@ -96,7 +97,7 @@ def test_killed_nf_process_is_restarted_and_the_other_chain_loses_nothing(gpunfv
                 {"from": "gen_b", "path": ["in_manager"], "to": "out"}],
         settings={"batch_size": 256})
     report_path = tmp_path / "kill.json"
-    killed, stderr = kill_mid_run(gpunfv, path, report_path, backend)
+    killed, _, stderr = signal_mid_run(gpunfv, path, report_path, backend)
     assert "NF process vendor-a was lost" in stderr
     report = json.loads(report_path.read_text())
     check_accounting(report)
@@ -123,24 +124,12 @@ def test_hung_nf_process_is_killed_and_started_again(gpunfv, tmp_path):
         chains=[{"from": "gen", "path": ["gtsm"], "to": "out"}],
         settings={"batch_size": 256, "nf_process_timeout_ms": 500})
     report_path = tmp_path / "hang.json"
-    run = subprocess.Popen([str(gpunfv), "run", str(path), "--backend", "cpu", "--report",
-                            str(report_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 20
-        while not (first := children(run.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert first, "no NF process started"
-        time.sleep(1.0)
-        os.kill(first[0], signal.SIGSTOP)
-        stdout, stderr = run.communicate(timeout=60)
-    finally:
-        run.kill()
-    assert run.returncode == 0, stdout + stderr
+    stopped, stdout, stderr = signal_mid_run(gpunfv, path, report_path, sig=signal.SIGSTOP)
     assert "NF process vendor-a answered nothing for 500 ms: killing it" in stderr
     report = json.loads(report_path.read_text())
     check_accounting(report)
     process = report["processes"]["vendor-a"]
-    assert process["restarts"] == 1 and process["hung"] == 1 and process["pid"] != first[0]
+    assert process["restarts"] == 1 and process["hung"] == 1 and process["pid"] != stopped
     assert "restarts 1 (1 after it hung)" in stdout  # the summary
     gtsm = report["nfs"]["gtsm"]
     assert set(gtsm["drops"]) == {"nf_process_lost"} and gtsm["in"] == count
@@ -163,7 +152,7 @@ def test_restarted_ipsec_process_does_not_wait_for_batches_it_never_sees(gpunfv,
         chains=[{"from": "gen", "path": ["esp"], "to": "out"}],
         settings={"batch_size": 256})
     report_path = tmp_path / "ipsec.json"
-    _, stderr = kill_mid_run(gpunfv, path, report_path)
+    _, _, stderr = signal_mid_run(gpunfv, path, report_path)
     assert "out of ingress order" not in stderr
     report = json.loads(report_path.read_text())
     check_accounting(report)

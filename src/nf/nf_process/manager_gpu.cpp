@@ -264,15 +264,6 @@ std::string ManagerGpu::perform_one(const CallHead& h, std::string_view payload)
   throw GpuError("an unknown GPU call");
 }
 
-std::string ManagerGpu::perform(const char* calls, size_t bytes) {
-  CallReader reader(calls, bytes);
-  CallHead h;
-  std::string_view payload;
-  std::string answer;
-  while (reader.next(h, payload)) answer = perform_one(h, payload);
-  return answer;
-}
-
 }  // namespace gpunfv::nf_process
 
 #endif  // GPUNFV_HAVE_CUDA

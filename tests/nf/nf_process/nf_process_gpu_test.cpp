@@ -218,7 +218,7 @@ TEST(ManagerGpu, RefusesWhatTheProcessWasNotGiven) {
   nf_process::ManagerGpu m;
   auto refused = [&](const std::string& calls, const char* why) {
     try {
-      m.perform(calls.data(), calls.size());
+      for (const Call& c : decode(calls)) m.perform_one(c.head, c.payload);
       ADD_FAILURE() << "not refused: " << why;
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();

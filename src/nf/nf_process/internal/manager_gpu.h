@@ -39,9 +39,8 @@ class ManagerGpu {
   // A lane's stream is about to be destroyed: the process may no longer use it.
   void take_back(cudaStream_t s);
 
-  // Performs a message's calls in order; returns the answer to the last one if it is answered.
-  std::string perform(const char* calls, size_t bytes);
-  // One GPU call (not drop_reasons); its answer.
+  // One GPU call (not drop_reasons) of a message, whose calls are performed in order; its
+  // answer (empty for one that is not answered).
   std::string perform_one(const CallHead& h, std::string_view payload);
 
   size_t allocations() const;  // tests
