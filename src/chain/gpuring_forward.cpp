@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -16,6 +17,7 @@
 #include "core/latency_histogram.h"
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
+#include "gpu/gpu_calls.h"
 #endif
 
 namespace gpunfv {
@@ -76,8 +78,10 @@ struct GpuRingForwards::Forward {
   Port* sink = nullptr;
   gr::NfHook hook;  // device: the router's device tables
   std::unique_ptr<Router> device_router;
+  uint32_t host_quarantine = 0;  // the route's quarantine flag (ring_nf_hook.h), CPU loops
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint16_t> device_ports;
+  DeviceBuffer<uint32_t> device_quarantine;  // the same, GPU loops
 #endif
   std::unique_ptr<gr::ForwardSession> session;
   // What the monitor (then finish) has added to the PortCounters.
@@ -85,6 +89,14 @@ struct GpuRingForwards::Forward {
   std::string line;  // describe()
 
   bool on_gpu() const { return placement == gr::Placement::device; }
+  // Once the loops are done: whether a packet's routing reached outside the router's memory.
+  bool route_quarantined() const {
+    uint32_t set = host_quarantine;
+#if GPUNFV_HAVE_CUDA
+    if (device_quarantine.size()) gpu::copy_to_host(&set, device_quarantine.data(), sizeof set);
+#endif
+    return set != 0;
+  }
 };
 
 GpuRingForwards::GpuRingForwards(RuntimeConfig& rc, RunStats& stats) : rc_(rc), stats_(stats) {
@@ -140,6 +152,8 @@ GpuRingForwards::GpuRingForwards(RuntimeConfig& rc, RunStats& stats) : rc_(rc), 
       f->device_ports.upload(ports);
       f->hook.kind = gr::NfHook::Kind::router;
       f->hook.router = RouterView{f->device_router->table().device_ref(), f->device_ports.span()};
+      f->device_quarantine.upload({0});
+      f->hook.quarantine = f->device_quarantine.span();
     }
 #endif
     const gr::RingParams& p = ca.rings;
@@ -172,7 +186,8 @@ void GpuRingForwards::start() {
     if (f->on_gpu())
       gr::start_gpu(*f->session, port, f->hook);
     else if (f->spec->route)
-      f->session->start_host(port, gr::nf_hook(f->spec->route->host_view(), RouterLogic{}));
+      f->session->start_host(port, gr::nf_hook(f->spec->route->host_view(), RouterLogic{},
+                                               IsoSpan<uint32_t>(&f->host_quarantine, 1)));
     else
       f->session->start_host(port, gr::nf_hook(gr::PassThroughView{}, gr::PassThrough{}));
   }
@@ -273,6 +288,11 @@ void GpuRingForwards::finish(const std::function<bool()>& past_deadline) {
                 {"oversize", nic.drops_oversize}, {"sent", nic.tx_packets}, {"sink_errors", nic.tx_errors},
                 {"reordered", nic.reordered}, {"reordered_in_ring", nic.reordered_in_ring}};
     j["slot_audit"] = r.audit.ok() ? "ok" : r.audit.describe();
+    if (f.route_quarantined()) {
+      j["quarantined"] = true;
+      std::fprintf(stderr, "gpunfv: forward %s's route reached outside its memory: quarantined, its "
+                   "later packets were dropped as nf_isolation_fault\n", f.spec->name.c_str());
+    }
     j["accounting"] = errors.empty() ? "ok" : errors;
     stats_.forward_reports.push_back(std::move(j));
     stats_.backend_detail += fmt::format(

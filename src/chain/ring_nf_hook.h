@@ -47,28 +47,55 @@ struct OnePacket {
   }
 };
 
+// The hook's quarantine flag (one word, 0: the NF runs), read and set by every loop that runs
+// the hook, on CPU threads or GPU warps: atomics, so a loop sees another's setting.
+GPUNFV_HD GPUNFV_FORCEINLINE bool quarantine_set(const uint32_t* flag) {
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const volatile uint32_t*>(flag) != 0;
+#else
+  return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+#endif
+}
+GPUNFV_HD GPUNFV_FORCEINLINE void set_quarantine(uint32_t* flag) {
+#if defined(__CUDA_ARCH__)
+  atomicExch(flag, 1u);
+#else
+  __atomic_store_n(flag, 1u, __ATOMIC_RELAXED);
+#endif
+}
+
 // Classify + NF on the packet in place: the ring loops' hook (trivially copyable when View is).
+// isoPointer's containment, as the batch path's (NetworkFunction::quarantine): once a packet's
+// run of the NF reached outside its memory (dropped as nf_isolation_fault), the hook sets
+// `quarantine` and drops every later well-formed packet as nf_isolation_fault without running
+// the NF. With no flag (empty) a fault drops its packet only.
 template <typename View, typename Fn>
 struct NfPacketHook {
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   View nf;
   Fn fn;
   uint8_t first_drop = 0;  // code of Fn's first own drop reason (nf/nf_drops.h), if it has any
+  IsoSpan<uint32_t> quarantine;
   GPUNFV_HD DropReason operator()(uint8_t* frame, uint32_t slot_bytes, uint32_t& len, uint16_t port_id) const {
     OnePacket m{};
     m.len = static_cast<uint16_t>(len);
     m.port = port_id;
     const BatchView b = m.view(frame, slot_bytes);
     classify_packet(b, 0);
+    if (m.verdict == static_cast<uint8_t>(DropReason::none) && !quarantine.empty() &&
+        quarantine_set(quarantine.framework_data()))
+      return DropReason::nf_isolation_fault;
     step_packet(b, 0, 0, nf, fn, first_drop);
+    if (m.verdict == static_cast<uint8_t>(DropReason::nf_isolation_fault) && !quarantine.empty())
+      set_quarantine(quarantine.framework_data());
     len = m.len;
     return static_cast<DropReason>(m.verdict);
   }
 };
 
 template <typename View, typename Fn>
-NfPacketHook<View, Fn> nf_hook(const View& nf, Fn fn) {
-  return NfPacketHook<View, Fn>{nf, fn, first_drop_code_of<Fn>()};
+NfPacketHook<View, Fn> nf_hook(const View& nf, Fn fn, IsoSpan<uint32_t> quarantine = {}) {
+  return NfPacketHook<View, Fn>{nf, fn, first_drop_code_of<Fn>(), quarantine};
 }
 
 }  // namespace gpunfv::gpuring

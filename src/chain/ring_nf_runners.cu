@@ -15,7 +15,8 @@ using PassHook = NfPacketHook<PassThroughView, PassThrough>;
 
 std::unique_ptr<GpuRingRunner> launch_gpu_ring_runner(RingSet& rings, uint16_t port_id, const NfHook& hook) {
   if (hook.kind == NfHook::Kind::router)
-    return launch_ring_pairs(rings, port_id, RouterHook{hook.router, {}, first_drop_code<RouterDrop>()});
+    return launch_ring_pairs(rings, port_id,
+                             RouterHook{hook.router, {}, first_drop_code<RouterDrop>(), hook.quarantine});
   return launch_ring_pairs(rings, port_id, PassHook{});
 }
 
@@ -25,7 +26,7 @@ std::unique_ptr<GpuRingRunner> launch_gpu_forward_runner(ForwardRings& rings, ui
     throw std::invalid_argument("gpuring forward: a router hook on rings built without route");
   if (hook.kind == NfHook::Kind::router)
     return launch_forward_pairs(rings, port_id,
-                                RouterHook{hook.router, {}, first_drop_code<RouterDrop>()});
+                                RouterHook{hook.router, {}, first_drop_code<RouterDrop>(), hook.quarantine});
   return launch_forward_pairs(rings, port_id, PassHook{});
 }
 

@@ -24,6 +24,7 @@ struct NfHook {
   enum class Kind { pass_through, router };
   Kind kind = Kind::pass_through;
   RouterView router{};  // device view, for Kind::router
+  IsoSpan<uint32_t> quarantine;  // device word: the router's quarantine (ring_nf_hook.h)
 };
 
 std::unique_ptr<GpuRingRunner> launch_gpu_ring_runner(RingSet& rings, uint16_t port_id, const NfHook& hook);

@@ -18,6 +18,7 @@
 
 #include "core/batch.h"
 #include "nf/device_packet_fn.h"
+#include "nf/nf_packets.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/stream.h"
@@ -99,6 +100,12 @@ class NetworkFunction {
   // What the framework hands this NF's per-packet function with each packet (core/batch.h):
   // `first_drop`, the code of its first own drop reason, and its results slice.
   NfSlot slot(uint8_t first_drop) const { return NfSlot(first_drop, result_offset_, result_bytes()); }
+  // The batch `b` as this NF's kernels and passes at `position` may reach it (nf/nf_packets.h):
+  // its packets there, its results slice, its drop codes from `first_drop`.
+  template <PacketAccess A = PacketAccess::read>
+  NfPackets<A> packets_at(const BatchView& b, uint8_t position, uint8_t first_drop) const {
+    return NfPackets<A>(b, position, slot(first_drop));
+  }
 
   // Bytes a packet may grow by in this NF (encapsulation); slots are sized to fit.
   virtual uint32_t headroom_bytes() const { return 0; }

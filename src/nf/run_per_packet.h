@@ -6,6 +6,7 @@
 
 #include "core/batch.h"
 #include "nf/nf_drops.h"
+#include "nf/nf_packets.h"
 
 namespace gpunfv {
 
@@ -37,6 +38,23 @@ uint32_t run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, ui
                             const View& view, Fn fn, NfSlot slot) {
   uint32_t n = 0;
   for (uint32_t i = begin; i < end; ++i) n += step_packet(b, i, position, view, fn, slot);
+  return n;
+}
+
+// The same for an NF's own kernels and passes, over the packets it was handed (nf/nf_packets.h).
+// A function that rewrites packets (takes a PacketRef) needs NfPackets<PacketAccess::rewrite>.
+template <PacketAccess A, typename View, typename Fn>
+GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const NfPackets<A>& packets, uint32_t i,
+                                              const View& view, Fn fn) {
+  static_assert(A == PacketAccess::rewrite || std::is_invocable_v<Fn, const View&, PacketReader>,
+                "the NF's function rewrites packets: it needs NfPackets<PacketAccess::rewrite>");
+  return step_packet(packets.framework_view(), i, packets.position(), view, fn, packets.slot());
+}
+template <PacketAccess A, typename View, typename Fn>
+uint32_t run_per_packet_cpu(const NfPackets<A>& packets, uint32_t begin, uint32_t end,
+                            const View& view, Fn fn) {
+  uint32_t n = 0;
+  for (uint32_t i = begin; i < end; ++i) n += step_packet(packets, i, view, fn);
   return n;
 }
 

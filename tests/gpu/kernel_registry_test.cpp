@@ -139,8 +139,9 @@ TEST(KernelRegistry, EveryConcreteLaunchIsRegistered) {
   // inside a launch helper's template (ring_pairs_kernel<Hook>) are covered by the helper's
   // callers' registrations and by their base name above.
   static const std::regex launch(R"((\w+)\s*(<[^<>;()]*>)?\s*<<<)");
-  // gpu::launch(kernel<args>, ...) (gpu/gpu_calls.h), as NF code launches.
-  static const std::regex call(R"(gpu::launch\(\s*(\w+)\s*(<[^<>;()]*>)?\s*,)");
+  // gpu::launch(kernel<args>, ...) (gpu/gpu_calls.h) and launch_nf_kernel(kernel<args>, ...)
+  // (nf/nf_kernel.h), as NF code launches.
+  static const std::regex call(R"((?:gpu::launch|launch_nf_kernel)\(\s*(\w+)\s*(<[^<>;()]*>)?\s*,)");
   // launch_per_packet(..., LogicType{}, ...): per_packet_kernel<View, LogicType> (per_packet_kernel.cuh).
   static const std::regex per_packet(R"(launch_per_packet\s*\([^;]*?([A-Za-z_][\w:]*)\s*\{\})");
   size_t checked = 0;

@@ -1,8 +1,9 @@
 // What NF code may reach, checked on the sources of every NF folder under src/nf/: the GPU only
 // through gpu/gpu_calls.h (an NF in an NF process has no GPU of its own: the Manager performs
-// those calls for it), never the CUDA runtime or a <<<>>> launch; and memory only through its
-// views, never framework_data() (isoPointer). IPsec's record access still uses
-// framework_data(), the one exception until its kernels are handed views.
+// those calls for it), never the CUDA runtime or a <<<>>> launch; its own kernels only through
+// launch_nf_kernel(), whose compile-time check admits no parameter but the NF's NfPackets and
+// views (nf/nf_kernel.h); and memory only through its views, never framework_data() or
+// framework_view() (isoPointer).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,7 +23,6 @@ namespace fs = std::filesystem;
 // Every folder of src/nf/ holds one NF (nf/nf_registry.h) but nf_process/, the framework's NF
 // processes; the framework's own NF code sits in src/nf/ itself.
 const std::set<std::string> kFrameworkFolders = {"nf_process"};
-const std::set<std::string> kFrameworkDataAllowed = {"src/nf/ipsec/ipsec.cu"};
 
 template <typename Check>
 size_t for_each_nf_source(Check check) {
@@ -48,16 +48,18 @@ TEST(NfSources, ReachTheGpuOnlyThroughGpuCalls) {
     std::smatch m;
     EXPECT_FALSE(std::regex_search(text, m, runtime_call))
         << file << " calls the CUDA runtime (" << m.str() << "): use gpu/gpu_calls.h";
-    EXPECT_EQ(text.find("<<<"), std::string::npos) << file << " launches with <<<>>>: use gpu::launch";
+    EXPECT_EQ(text.find("<<<"), std::string::npos) << file << " launches with <<<>>>: use launch_nf_kernel";
+    EXPECT_EQ(text.find("gpu::launch("), std::string::npos)
+        << file << " launches with gpu::launch, which checks no parameter: use launch_nf_kernel";
   });
   EXPECT_GE(files, 30u);  // the scan found the NFs' sources
 }
 
 TEST(NfSources, ReachMemoryOnlyThroughTheirViews) {
   for_each_nf_source([](const std::string& file, const std::string& text) {
-    if (kFrameworkDataAllowed.count(file)) return;
-    EXPECT_EQ(text.find("framework_data("), std::string::npos)
-        << file << " reaches memory through framework_data(): use the NF's views (IsoSpan)";
+    for (const char* call : {"framework_data(", "framework_view(", "framework_run<"})
+      EXPECT_EQ(text.find(call), std::string::npos)
+          << file << " reaches memory through " << call << "): use the NF's views (IsoSpan, NfPackets)";
   });
 }
 

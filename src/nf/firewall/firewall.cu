@@ -1,9 +1,9 @@
 // The Firewall's GPU backend: the same FirewallLogic as process(), as a kernel over a device
 // batch, one thread per packet.
-#include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/graph_launch_gate.h"
 #include "gpu/kernel_registry.h"
+#include "nf/nf_count_kernel.cuh"
 #include "nf/per_packet_kernel.cuh"
 #include "nf/firewall/firewall.h"
 #include "nf/firewall/firewall_logic.h"
@@ -14,11 +14,10 @@ namespace {
 
 // collect_range()'s slot on the device (Firewall's slots: no match, not IPv4, the rules).
 struct FirewallCountSlot {
-  uint8_t position;
-  uint32_t result_offset, rules;
-  __device__ bool operator()(const BatchView& b, uint32_t i, uint32_t& slot) const {
-    if (!reached_node(b, i, position)) return false;
-    const uint32_t rule = result_word(b, i, result_offset, 0);
+  uint32_t rules;
+  __device__ bool operator()(const NfPackets<>& p, uint32_t i, uint32_t& slot) const {
+    if (!p.reached(i)) return false;
+    const uint32_t rule = p.result_word(i, 0);
     slot = rule < rules ? Firewall::kFirstRuleSlot + rule
            : rule == kNoRule ? Firewall::kNoMatchSlot : Firewall::kNotIpv4Slot;
     return true;
@@ -51,10 +50,11 @@ void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
   t->device_packets.count(device_batch, position, stream);
   FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
-  launch_per_packet(device_batch, position, view, FirewallLogic{}, slot(first_drop_code<FirewallDrop>()), stream);
+  const uint8_t first_drop = first_drop_code<FirewallDrop>();
+  launch_per_packet(device_batch, position, view, FirewallLogic{}, slot(first_drop), stream);
   if (device_counts_)
-    launch_count_packets(device_batch, device_counts_->ref(),
-                         FirewallCountSlot{position, result_offset(), uint32_t(t->rules.size())}, stream);
+    launch_count_packets(packets_at(device_batch, position, first_drop), device_counts_->ref(),
+                         FirewallCountSlot{uint32_t(t->rules.size())}, stream);
   t.count(stream.packets);
 }
 

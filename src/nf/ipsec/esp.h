@@ -28,6 +28,7 @@
 #include "nf/ipsec/hmac_sha1.h"
 #include "nf/ipsec/sa_table.h"
 #include "nf/nf_drops.h"
+#include "nf/nf_packets.h"
 
 namespace gpunfv {
 
@@ -79,14 +80,16 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> r, uint32_t off, u
   r[off] = uint8_t(v), r[off + 1] = uint8_t(v >> 8), r[off + 2] = uint8_t(v >> 16),
   r[off + 3] = uint8_t(v >> 24);
 }
-GPUNFV_HD inline EspRecord read_record(const BatchView& b, uint32_t i, uint32_t offset) {
-  IsoSpan<const uint8_t> r = b.results.subspan(size_t(i) * b.result_stride + offset, kRecordBytes);
+// A record from / into the NF's slice of a packet's results (kRecordBytes).
+GPUNFV_HD inline EspRecord read_record(IsoSpan<const uint8_t> r) {
   return EspRecord{load_le32(r, 0), load_le32(r, 4), load_le32(r, 8)};
 }
-GPUNFV_HD inline void write_record(const BatchView& b, uint32_t i, uint32_t offset,
-                                   const EspRecord& e) {
-  IsoSpan<uint8_t> r = b.results.subspan(size_t(i) * b.result_stride + offset, kRecordBytes);
+GPUNFV_HD inline void write_record(IsoSpan<uint8_t> r, const EspRecord& e) {
   store_le32(r, 0, e.sa), store_le32(r, 4, e.seq), store_le32(r, 8, e.flags);
+}
+// Host side, for collect() and tests: packet i's record at `offset` of a finished batch.
+inline EspRecord read_record(const BatchView& b, uint32_t i, uint32_t offset) {
+  return read_record(b.results.subspan(size_t(i) * b.result_stride + offset, kRecordBytes));
 }
 
 // --- what the per-packet functions read ----------------------------------------------------
@@ -103,10 +106,6 @@ static_assert(iso_view<EspView>, GPUNFV_ISO_VIEW_MESSAGE);
 // What the per-packet steps get with each packet: the first drop code and the NF's record.
 GPUNFV_HD GPUNFV_FORCEINLINE NfSlot slot_of(const EspView& v) {
   return NfSlot(v.first_drop, v.result_offset, kRecordBytes);
-}
-
-GPUNFV_HD GPUNFV_FORCEINLINE bool at_position(const BatchView& b, uint32_t i, uint8_t position) {
-  return b.verdict[i] == static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == position;
 }
 
 GPUNFV_HD GPUNFV_FORCEINLINE void store_be32(IsoSpan<uint8_t> f, uint32_t off, uint32_t v) {
@@ -162,16 +161,13 @@ GPUNFV_HD inline void move_bytes(IsoSpan<uint8_t> s, uint32_t from, uint32_t to,
 
 // --- outbound step 1: SA selection (per packet) --------------------------------------------
 
-GPUNFV_HD inline void select_outbound_sa(const BatchView& b, uint32_t i, uint8_t position,
-                                         const EspView& v) {
-  if (!at_position(b, i, position)) return;
+GPUNFV_HD inline void select_outbound_sa(const NfPackets<>& packets, uint32_t i, const EspView& v) {
+  if (!packets.here(i)) return;
   EspRecord rec;
-  const PacketHeaders& h = b.headers[i];
-  if (h.ip_version == 4) {
-    IsoSpan<const uint8_t> f = b.data.subspan(slot_offset(b, i), b.len[i]);
-    rec.sa = v.table.find_by_destination(load_be32(f, h.l3_off + 16));
-  }
-  write_record(b, i, v.result_offset, rec);
+  const PacketReader p = packets.packet(i);
+  const PacketHeaders& h = p.headers();
+  if (h.ip_version == 4) rec.sa = v.table.find_by_destination(load_be32(p.frame(), h.l3_off + 16));
+  write_record(p.results(), rec);
 }
 
 // --- outbound step 3: encapsulation (per packet; step 2 has set the sequence number) --------
@@ -246,10 +242,7 @@ struct EncapsulateWith {
     return DropReason::none;
   }
 
-  GPUNFV_HD static EspRecord read_record_of(const PacketRef& p) {
-    IsoSpan<const uint8_t> r = p.results();
-    return EspRecord{load_le32(r, 0), load_le32(r, 4), load_le32(r, 8)};
-  }
+  GPUNFV_HD static EspRecord read_record_of(const PacketRef& p) { return read_record(p.results()); }
 };
 
 // --- inbound step 1: verify, decrypt, strip (per packet) -----------------------------------

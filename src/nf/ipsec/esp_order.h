@@ -22,12 +22,12 @@ namespace gpunfv::esp {
 
 inline constexpr uint64_t kLastSeq = 0xFFFFFFFFull;
 
-// Outbound step 2 over packets [begin, end) at `position` (after select_outbound_sa).
-inline void number_packets(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                           uint32_t result_offset, IsoSpan<SaState> state) {
+// Outbound step 2 over packets [begin, end) (after select_outbound_sa).
+inline void number_packets(const NfPackets<>& packets, uint32_t begin, uint32_t end,
+                           IsoSpan<SaState> state) {
   for (uint32_t i = begin; i < end; ++i) {
-    if (!at_position(b, i, position)) continue;
-    EspRecord rec = read_record(b, i, result_offset);
+    if (!packets.here(i)) continue;
+    EspRecord rec = read_record(packets.results(i));
     if (rec.sa == kNoSa) continue;
     SaState& s = state[rec.sa];
     if (s.next_seq > kLastSeq) {
@@ -36,34 +36,24 @@ inline void number_packets(const BatchView& b, uint32_t begin, uint32_t end, uin
       rec.seq = uint32_t(s.next_seq);
       ++s.next_seq;
     }
-    write_record(b, i, result_offset, rec);
+    write_record(packets.results(i), rec);
   }
 }
 
-// Whether packet i passed the inbound per-packet step of the NF at `position` in this batch
-// with a verified ICV (its record is fresh: Decapsulate writes one for every packet it passes).
-GPUNFV_HD GPUNFV_FORCEINLINE bool decapsulated_here(const BatchView& b, uint32_t i,
-                                                    uint8_t position, const EspRecord& rec) {
-  return b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
-         b.next_nf[i] == uint8_t(position + 1) && rec.sa != kNoSa && (rec.flags & kAccepted);
+// Whether the NF's Decapsulate verified the ICV of a packet it passed (packets.passed(i)) in
+// this batch: its record is fresh, Decapsulate writes one for every packet it passes.
+GPUNFV_HD GPUNFV_FORCEINLINE bool decapsulated(const EspRecord& rec) {
+  return rec.sa != kNoSa && (rec.flags & kAccepted);
 }
 
-GPUNFV_HD GPUNFV_FORCEINLINE void drop_as_replay(const BatchView& b, uint32_t i, uint8_t position,
-                                                 uint8_t first_drop) {
-  b.verdict[i] = NfVerdict(IpsecDrop::esp_replay).code(first_drop);
-  b.next_nf[i] = position;
-}
-
-// Inbound step 2 over packets [begin, end) (after Decapsulate at `position`).
-inline void check_replay(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position,
-                         uint32_t result_offset, IsoSpan<SaState> state, uint8_t first_drop) {
+// Inbound step 2 over packets [begin, end) (after Decapsulate).
+inline void check_replay(const NfPackets<>& packets, uint32_t begin, uint32_t end,
+                         IsoSpan<SaState> state) {
   for (uint32_t i = begin; i < end; ++i) {
-    if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) ||
-        b.next_nf[i] != uint8_t(position + 1))
-      continue;
-    EspRecord rec = read_record(b, i, result_offset);
-    if (!decapsulated_here(b, i, position, rec)) continue;
-    if (!state[rec.sa].window.accept(rec.seq)) drop_as_replay(b, i, position, first_drop);
+    if (!packets.passed(i)) continue;
+    const EspRecord rec = read_record(packets.results(i));
+    if (!decapsulated(rec)) continue;
+    if (!state[rec.sa].window.accept(rec.seq)) packets.drop_passed(i, IpsecDrop::esp_replay);
   }
 }
 

@@ -21,10 +21,10 @@
 
 #include <cub/block/block_scan.cuh>
 
-#include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
+#include "nf/nf_count_kernel.cuh"
 #include "nf/run_per_packet.h"
 #include "gpu/stream.h"
 #include "nf/ipsec/esp_order.h"
@@ -63,28 +63,28 @@ constexpr int kCryptoThreads = 128;
 // The ESP per-packet step (Encapsulate or Decapsulate) with AES's round table in shared memory.
 template <template <typename> class Step>
 __global__ void __launch_bounds__(kCryptoThreads)
-esp_crypto_kernel(BatchView b, uint8_t position, esp::EspView v) {
+esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, esp::EspView v) {
   __shared__ uint32_t lanes[aes::LaneTable::kWords];
   const uint32_t* te = aes::table();
   for (uint32_t k = threadIdx.x; k < aes::LaneTable::kWords; k += blockDim.x)
     lanes[k] = te[k / aes::LaneTable::kLanes];
   __syncthreads();
   const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, v, step, esp::slot_of(v));
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.count(); i += gridDim.x * blockDim.x)
+    step_packet(p, i, v, step);
 }
 
 template <template <typename> class Step>
-void launch_esp_crypto(const BatchView& b, uint8_t position, const esp::EspView& v,
+void launch_esp_crypto(const NfPackets<PacketAccess::rewrite>& p, const esp::EspView& v,
                        const GpuStream& s) {
-  int blocks = int((b.count + kCryptoThreads - 1) / kCryptoThreads);
+  int blocks = int((p.count() + kCryptoThreads - 1) / kCryptoThreads);
   if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-  gpu::launch(esp_crypto_kernel<Step>, dim3(blocks), dim3(kCryptoThreads), 0, s.stream, b, position, v);
+  launch_nf_kernel(esp_crypto_kernel<Step>, dim3(blocks), dim3(kCryptoThreads), 0, s.stream, p, v);
 }
 
-__global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count; i += gridDim.x * blockDim.x)
-    esp::select_outbound_sa(b, i, position, v);
+__global__ void select_sa_kernel(NfPackets<> p, esp::EspView v) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.count(); i += gridDim.x * blockDim.x)
+    esp::select_outbound_sa(p, i, v);
 }
 
 // Outbound numbering: one block per SA (blocks stride over SAs). Each tile of the batch is
@@ -93,24 +93,17 @@ __global__ void select_sa_kernel(BatchView b, uint8_t position, esp::EspView v) 
 // SA's packets before it, exactly the numbers the CPU's sequential loop hands out. (A warp
 // walking the batch 32 packets at a time was a chain of ~N/32 dependent global loads: at a
 // batch of 8192 it made this pass the IPsec stage's bottleneck.)
-// A record's words as aligned 32-bit accesses: the results array is 256-byte aligned, every NF's
-// slice and the stride are multiples of 4 (chain/batch_shape.cpp), and the GPU is little-endian
-// like the record's layout. read_record's byte loads (12 a record, on rows result_stride apart)
-// were most of this kernel's memory instructions: 227 us per 32768-packet batch on an H100,
-// three times the encryption's time, which made numbering the IPsec stage's limit.
-__device__ GPUNFV_FORCEINLINE uint32_t* record_words(const BatchView& b, uint32_t i,
-                                                     uint32_t offset) {
-  return reinterpret_cast<uint32_t*>(b.results.framework_data() + size_t(i) * b.result_stride +
-                                     offset);
-}
+// The record's words as aligned 32-bit accesses (NfPackets::result_word). read_record's byte
+// loads (12 a record, on rows result_stride apart) were most of this kernel's memory
+// instructions: 227 us per 32768-packet batch on an H100, three times the encryption's time,
+// which made numbering the IPsec stage's limit.
 constexpr int kRecordSa = 0, kRecordSeq = 1, kRecordFlags = 2;  // EspRecord's fields, in words
 
 constexpr int kNumberThreads = 1024;  // a tile of 8192 packets: one pass over a default batch
 constexpr int kNumberItems = 8;
 
 __global__ void __launch_bounds__(kNumberThreads)
-number_kernel(BatchView b, uint8_t position, uint32_t result_offset, IsoSpan<const uint32_t> slots,
-              IsoSpan<esp::SaState> state) {
+number_kernel(NfPackets<> p, IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state) {
   using Scan = cub::BlockScan<uint32_t, kNumberThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   constexpr uint32_t kTile = uint32_t(kNumberThreads) * kNumberItems;
@@ -118,27 +111,27 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, IsoSpan<con
     const uint32_t sa = slots[k];
     const uint64_t first_seq = state[sa].next_seq;
     uint64_t next = first_seq;
-    for (uint32_t base = 0; base < b.count; base += kTile) {
+    for (uint32_t base = 0; base < p.count(); base += kTile) {
       const uint32_t first = base + threadIdx.x * kNumberItems;
       uint32_t mine = 0;  // bit j: packet first + j belongs to this SA
       // No short-circuit: the items' loads are independent and may all be in flight at once.
       for (uint32_t j = 0; j < uint32_t(kNumberItems); ++j) {
         const uint32_t i = first + j;
-        if (i >= b.count) break;
-        const bool here = esp::at_position(b, i, position);
-        const bool of_sa = record_words(b, i, result_offset)[kRecordSa] == sa;
+        if (i >= p.count()) break;
+        const bool here = p.here(i);
+        const bool of_sa = p.result_word(i, kRecordSa) == sa;
         mine |= uint32_t(here && of_sa) << j;
       }
       uint32_t before = 0, tile_total = 0;
       Scan(scan_storage).ExclusiveSum(uint32_t(__popc(mine)), before, tile_total);
       for (uint32_t j = 0; mine; ++j, mine >>= 1) {
         if (!(mine & 1u)) continue;
-        uint32_t* rec = record_words(b, first + j, result_offset);
+        const uint32_t i = first + j;
         const uint64_t seq = next + before++;
         if (seq > esp::kLastSeq)
-          rec[kRecordFlags] |= esp::kSeqExhausted;
+          p.set_result_word(i, kRecordFlags, p.result_word(i, kRecordFlags) | esp::kSeqExhausted);
         else
-          rec[kRecordSeq] = uint32_t(seq);
+          p.set_result_word(i, kRecordSeq, uint32_t(seq));
       }
       next += tile_total;
       __syncthreads();  // scan_storage is reused by the next tile
@@ -150,22 +143,20 @@ number_kernel(BatchView b, uint8_t position, uint32_t result_offset, IsoSpan<con
   }
 }
 
-__global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_offset,
-                              IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state,
-                              uint8_t first_drop) {
+__global__ void replay_kernel(NfPackets<> p, IsoSpan<const uint32_t> slots,
+                              IsoSpan<esp::SaState> state) {
   const uint32_t k = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const uint32_t lane = threadIdx.x & 31;
   if (k >= slots.size()) return;
   const uint32_t sa = slots[k];
   esp::ReplayWindow window = state[sa].window;  // the same copy in every lane
-  for (uint32_t base = 0; base < b.count; base += 32) {
+  for (uint32_t base = 0; base < p.count(); base += 32) {
     const uint32_t i = base + lane;
     bool mine = false;
     uint32_t seq = 0;
-    if (i < b.count && b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
-        b.next_nf[i] == uint8_t(position + 1)) {
-      esp::EspRecord rec = esp::read_record(b, i, result_offset);
-      mine = esp::decapsulated_here(b, i, position, rec) && rec.sa == sa;
+    if (i < p.count() && p.passed(i)) {
+      const esp::EspRecord rec = esp::read_record(p.results(i));
+      mine = esp::decapsulated(rec) && rec.sa == sa;
       seq = rec.seq;
     }
     uint32_t mask = __ballot_sync(0xFFFFFFFFu, mine);
@@ -177,7 +168,7 @@ __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_off
       if (int(lane) == j) replayed = !ok;
       mask &= mask - 1;
     }
-    if (mine && replayed) esp::drop_as_replay(b, i, position, first_drop);
+    if (mine && replayed) p.drop_passed(i, IpsecDrop::esp_replay);
   }
   if (lane == 0) state[sa].window = window;
 }
@@ -185,11 +176,10 @@ __global__ void replay_kernel(BatchView b, uint8_t position, uint32_t result_off
 // collect_range()'s count on the device: packets this NF passed, per SA slot (bypassed ones, kNoSa,
 // and the rest count nowhere; the host's sink slot is never reported).
 struct IpsecCountSlot {
-  uint8_t position;
-  uint32_t result_offset, sas;
-  __device__ bool operator()(const BatchView& b, uint32_t i, uint32_t& slot) const {
-    if (!reached_node(b, i, position) || dropped_at_node(b, i, position)) return false;
-    slot = result_word(b, i, result_offset, 0);
+  uint32_t sas;
+  __device__ bool operator()(const NfPackets<>& p, uint32_t i, uint32_t& slot) const {
+    if (!p.reached(i) || p.dropped(i)) return false;
+    slot = p.result_word(i, kRecordSa);
     return slot < sas;
   }
 };
@@ -231,6 +221,8 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
   t->device_packets.count(db, position, s);
   t.count(s.packets);
   const esp::EspView v = view_of(t->table.device_ref());
+  const NfPackets<> packets = packets_at(db, position, v.first_drop);
+  const auto rewritable = packets_at<PacketAccess::rewrite>(db, position, v.first_drop);
   const IsoSpan<const uint32_t> slots = t->table.device_slots();
   const uint32_t sa_count = uint32_t(slots.size());
   const int order_blocks = int((uint64_t(sa_count) * 32 + kOrderThreads - 1) / kOrderThreads);
@@ -268,28 +260,29 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       // so they overlap the previous batch's encryption on s.stream; the batch's own
       // encryption waits for them. (The batch's earlier stages completed before the pipeline
       // handed it to this NF, so nothing else needs waiting for.)
-      gpu::launch(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.aux, db, position, v);
-      gpu::launch(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, s.aux, db, position,
-                  v.result_offset, slots, state);
+      launch_nf_kernel(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.aux, packets, v);
+      launch_nf_kernel(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, s.aux, packets,
+                       slots, state);
       gpu::record_event(s.aux_done, s.aux);
       gpu::wait_event(s.stream, s.aux_done);
     } else {
-      gpu::launch(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.stream, db, position, v);
+      launch_nf_kernel(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.stream, packets, v);
       ordered([&] {
-        gpu::launch(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, order_stream, db,
-                    position, v.result_offset, slots, state);
+        launch_nf_kernel(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, order_stream,
+                         packets, slots, state);
       });
     }
-    launch_esp_crypto<esp::EncapsulateWith>(db, position, v, s);
+    launch_esp_crypto<esp::EncapsulateWith>(rewritable, v, s);
   } else {
-    launch_esp_crypto<esp::DecapsulateWith>(db, position, v, s);
+    launch_esp_crypto<esp::DecapsulateWith>(rewritable, v, s);
     ordered([&] {
-      gpu::launch(replay_kernel, dim3(order_blocks), dim3(kOrderThreads), 0, order_stream, db,
-                  position, v.result_offset, slots, state, v.first_drop);
+      launch_nf_kernel(replay_kernel, dim3(order_blocks), dim3(kOrderThreads), 0, order_stream,
+                       packets, slots, state);
     });
   }
   // After every pass that may drop (s.stream waits for the ordered ones).
-  if (device_counts_) launch_count_packets(db, device_counts_->ref(), IpsecCountSlot{position, v.result_offset, max_sas_}, s);
+  if (device_counts_)
+    launch_count_packets(packets, device_counts_->ref(), IpsecCountSlot{max_sas_}, s);
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

@@ -16,10 +16,10 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "gpu/count_kernel.cuh"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
+#include "nf/nf_count_kernel.cuh"
 #include "nf/nids/nids.h"
 #include "core/debug_switches.h"
 
@@ -65,8 +65,7 @@ __device__ NidsResult group_merge(const NidsResult& mine) {
 }
 
 template <uint32_t G>
-__global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t words,
-                            uint8_t first_drop) {
+__global__ void nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -83,13 +82,13 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
   // whose packet is past the batch or not at this NF just has nothing to scan.
   const uint32_t stride = gridDim.x * warps * kGroups;
   IsoFaultScope fault;
-  for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < b.count; base += stride) {
+  const uint32_t count = packets.count();
+  for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count; base += stride) {
     const uint32_t i = base + group;
-    const bool here = i < b.count && b.verdict[i] == static_cast<uint8_t>(DropReason::none) &&
-                      b.next_nf[i] == position;
+    const bool here = i < count && packets.here(i);
     bool any = false;
     if (here) {
-      PacketRef p(b, i);
+      const PacketReader p = packets.packet(i);
       IsoSpan<const uint8_t> frame = p.frame();
       const PayloadRange pr = nids_payload(frame, p.headers());
       IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
@@ -125,13 +124,8 @@ __global__ void nids_kernel(BatchView b, uint8_t position, NidsView v, uint32_t 
     // A lane of the group that reached outside the NF's memory faults the packet.
     const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
     if (sub == 0 && here) {
-      PacketRef p(b, i, NfSlot(first_drop, v.result_offset, kNidsResultBytes));
-      all.store(p.results());
-      const NfVerdict r = faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all);
-      if (r.passes())
-        b.next_nf[i] = static_cast<uint8_t>(position + 1);
-      else
-        b.verdict[i] = r.code(first_drop);
+      all.store(packets.results(i));
+      packets.finish(i, faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all));
     }
   }
 }
@@ -142,10 +136,10 @@ size_t bitmap_bytes(uint32_t patterns) { return size_t((patterns + 31) / 32) * s
 template <typename... Args>
 void launch_nids(uint32_t lanes, dim3 grid, dim3 block, size_t shared, cudaStream_t st, Args... a) {
   switch (lanes) {
-    case 4: gpu::launch(nids_kernel<4>, grid, block, shared, st, a...); break;
-    case 8: gpu::launch(nids_kernel<8>, grid, block, shared, st, a...); break;
-    case 16: gpu::launch(nids_kernel<16>, grid, block, shared, st, a...); break;
-    default: gpu::launch(nids_kernel<32>, grid, block, shared, st, a...); break;
+    case 4: launch_nf_kernel(nids_kernel<4>, grid, block, shared, st, a...); break;
+    case 8: launch_nf_kernel(nids_kernel<8>, grid, block, shared, st, a...); break;
+    case 16: launch_nf_kernel(nids_kernel<16>, grid, block, shared, st, a...); break;
+    default: launch_nf_kernel(nids_kernel<32>, grid, block, shared, st, a...); break;
   }
 }
 
@@ -162,18 +156,18 @@ void allow_shared(int bytes) {
 // beyond the kept ones, kept alerts, and per kept rule index its counter (the version's rules
 // from `rule_base`; others: the stray slot). Counter slots as NidsTables::device_counts. Whole warps,
 // as DeviceCountersRef needs.
-__global__ void nids_count_kernel(BatchView b, uint8_t position, uint32_t result_offset,
-                                  uint32_t rule_base, uint32_t rules, DeviceCountersRef counts) {
-  for (uint32_t base = blockIdx.x * blockDim.x; base < b.count; base += gridDim.x * blockDim.x) {
+__global__ void nids_count_kernel(NfPackets<> p, uint32_t rule_base, uint32_t rules,
+                                  DeviceCountersRef counts) {
+  for (uint32_t base = blockIdx.x * blockDim.x; base < p.count(); base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
-    const bool in = i < b.count && reached_node(b, i, position);
-    const uint32_t fired = in ? result_word(b, i, result_offset, 0) : 0;
+    const bool in = i < p.count() && p.reached(i);
+    const uint32_t fired = in ? p.result_word(i, 0) : 0;
     const uint32_t kept = fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket;
     counts.add_sum(rules + 1, fired != 0);
     counts.add_sum(rules + 2, fired - kept);
     counts.add_sum(rules + 3, kept);
     for (uint32_t k = 0; __any_sync(0xFFFFFFFFu, k < kept); ++k) {
-      const uint32_t rule = k < kept ? result_word(b, i, result_offset, 1 + k) - rule_base : 0;
+      const uint32_t rule = k < kept ? p.result_word(i, 1 + k) - rule_base : 0;
       counts.add_one(rule < rules ? rule : rules, k < kept);
     }
   }
@@ -228,15 +222,14 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   t->device_packets.count(device_batch, position, stream);
   NidsView view = t->device_view;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
+  const NfPackets<> packets = packets_at(device_batch, position, first_drop_code<NidsDrop>());
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
-              device_batch, position, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)),
-              first_drop_code<NidsDrop>());
+              packets, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
   if (t->device_counts) {
     dim3 block;
     const dim3 grid = count_grid(device_batch.count, stream, block);
-    gpu::launch(nids_count_kernel, grid, block, 0, stream.stream, device_batch, position,
-                view.result_offset, t->rule_base, uint32_t(t->rules.rules.size()),
-                t->device_counts->ref());
+    launch_nf_kernel(nids_count_kernel, grid, block, 0, stream.stream, packets, t->rule_base,
+                     uint32_t(t->rules.rules.size()), t->device_counts->ref());
   }
   t.count(stream.packets);
 }

@@ -4,6 +4,7 @@
 
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
+#include "nf/nf_kernel.h"
 #include "nf/router/lpm_dir24_8.h"
 
 namespace gpunfv {
@@ -13,8 +14,9 @@ namespace {
 // Bit 31 of a destination index: the entry is in tbl8 (tbl24 otherwise).
 constexpr uint32_t kInTbl8 = 1u << 31;
 
-__global__ void lpm_scatter_kernel(const uint2* writes, uint32_t n, uint32_t* tbl24, uint32_t* tbl8) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+__global__ void lpm_scatter_kernel(IsoSpan<const uint2> writes, IsoSpan<uint32_t> tbl24,
+                                   IsoSpan<uint32_t> tbl8) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < writes.size(); i += gridDim.x * blockDim.x) {
     const uint2 w = writes[i];
     if (w.x & kInTbl8)
       tbl8[w.x & ~kInTbl8] = w.y;
@@ -43,8 +45,9 @@ void Dir24_8::sync_to_device(const Touched& t, cudaStream_t stream) {
   gpu::copy_to_device(device_staging_.data(), writes.data(), writes.size() * sizeof(uint2), stream);
   const uint32_t n = uint32_t(writes.size());
   const uint32_t blocks = std::min<uint32_t>((n + 255) / 256, 1024);
-  gpu::launch(lpm_scatter_kernel, dim3(blocks), dim3(256), 0, stream, device_staging_.data(), n,
-              device_tbl24_.data(), device_tbl8_.data());
+  launch_nf_kernel(lpm_scatter_kernel, dim3(blocks), dim3(256), 0, stream,
+                   IsoSpan<const uint2>(device_staging_.span().subspan(0, n)), device_tbl24_.span(),
+                   device_tbl8_.span());
   gpu::synchronize(stream);
 }
 
