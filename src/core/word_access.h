@@ -48,6 +48,19 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_aligned(uint8_t* p, uint32_t v) {
 #endif
 }
 
+// w[0..N) as little-endian words into [off, off + 4N) of s, with one bounds check for the run
+// (an NF's results record, stored whole): word stores where the run is 4-byte aligned (NF
+// results slices are), byte stores otherwise.
+template <size_t N>
+GPUNFV_HD GPUNFV_FORCEINLINE void store_le_words(IsoSpan<uint8_t> s, size_t off, const uint32_t (&w)[N]) {
+  uint8_t* p = s.template framework_run<4 * N>(off);
+  if ((reinterpret_cast<uintptr_t>(p) & 3u) == 0) {
+    for (size_t k = 0; k < N; ++k) store_aligned(p + 4 * k, w[k]);
+  } else {
+    for (size_t k = 0; k < 4 * N; ++k) p[k] = uint8_t(w[k / 4] >> (8 * (k % 4)));
+  }
+}
+
 // (hi:lo) >> (8 * bytes) for bytes in 1..3: the little-endian word starting `bytes` into lo.
 GPUNFV_HD GPUNFV_FORCEINLINE uint32_t join(uint32_t lo, uint32_t hi, uint32_t bytes) {
   return (lo >> (8 * bytes)) | (hi << (32 - 8 * bytes));

@@ -72,6 +72,28 @@ TEST(WordAccess, MoveEqualsMemmoveBothWays) {
     }
 }
 
+TEST(WordAccess, StoredWordsAreLittleEndianAtEveryAlignment) {
+  const uint32_t w[3] = {0x04030201u, 0x08070605u, 0x0C0B0A09u};
+  for (uint32_t phase = 0; phase < 4; ++phase) {
+    Aligned a;
+    std::memset(a.bytes, 0xEE, sizeof a.bytes);
+    words::store_le_words(a.span(), 16 + phase, w);
+    for (uint32_t k = 0; k < 12; ++k) EXPECT_EQ(a.bytes[16 + phase + k], k + 1) << phase;
+    EXPECT_EQ(a.bytes[16 + phase - 1], 0xEE);  // nothing stored around the run
+    EXPECT_EQ(a.bytes[16 + phase + 12], 0xEE);
+  }
+}
+
+TEST(WordAccess, StoredWordsPastTheSpanAreRefused) {
+  Aligned a;
+  std::memset(a.bytes, 0xEE, sizeof a.bytes);
+  const uint32_t w[2] = {1, 2};
+  IsoFaultScope scope;
+  words::store_le_words(IsoSpan<uint8_t>(a.bytes, 20), 16, w);  // 8 bytes from 16: 4 past the end
+  EXPECT_TRUE(scope.faulted());
+  EXPECT_TRUE(std::all_of(a.bytes, a.bytes + sizeof a.bytes, [](uint8_t b) { return b == 0xEE; }));
+}
+
 TEST(WordAccess, OutOfSpanRangeIsCaught) {
   Aligned a;
   uint32_t w[16];

@@ -203,7 +203,7 @@ GPUNFV_HD inline void ctr_xor(const Key128& k, uint32_t nonce, uint64_t iv, IsoS
                              words::bswap32(ks[3])};
       words::xor_block16(d, pos, k);
     } else {
-      for (uint32_t j = 0; j < len - pos; ++j)
+      for (uint32_t j = 0; pos + j < d.size(); ++j)  // d.size() is len: its check is the loop's
         d[pos + j] ^= uint8_t(ks[j >> 2] >> (24 - 8 * (j & 3)));
     }
   }

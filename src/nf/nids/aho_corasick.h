@@ -123,12 +123,18 @@ class AhoCorasickRef {
     if (begin >= end || max_len_ == 0) return;
     // An occurrence starting at end - 1 ends by end + max_len - 2 at the latest.
     const uint32_t hard_stop = end + max_len_ - 1 < n ? end + max_len_ - 1 : n;
+    // What the loop reads, in registers: the tables' spans (read through `this`, the kernel's
+    // parameter memory, they would be read again every byte, as the checks' refusals store),
+    // and the text up to hard_stop, whose bounds check is then the loop's own condition.
+    const IsoSpan<const uint32_t> delta = delta_;
+    const IsoSpan<const uint16_t> depth = depth_;
+    const IsoSpan<const uint8_t> window = text.subspan(0, hard_stop);
     uint32_t state = 0;
-    for (uint32_t i = begin; i < hard_stop; ++i) {
+    for (uint32_t i = begin; i < window.size(); ++i) {
       // Before byte i the state's string is text[i - depth, i): once it starts at or after
       // `end`, every occurrence still in progress starts there too and is the next chunk's.
-      if (i >= end && depth_[state] <= i - end) break;
-      const uint32_t e = step(state, text[i]);
+      if (i >= end && depth[state] <= i - end) break;
+      const uint32_t e = delta[(size_t(state) << 8) | window[i]];
       state = e & ac::kStateMask;
       if (e & ac::kHasOutput) report(text, state, i, end, on_match);
     }
