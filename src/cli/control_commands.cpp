@@ -103,6 +103,13 @@ bool looks_like_prefix(const std::string& w) {
   return true;
 }
 
+ControlCommands::ControlCommands(RuntimeConfig& rc, std::function<void()> stop)
+    : rc_(&rc), stop_(std::move(stop)) {
+  scope_.nfs = &rc.nfs;
+  scope_.tx_port = [this](const std::string& name) { return tx_port(name); };
+  scope_.limit = ReadLimit{uint64_t(rc.settings.max_input_file_mb) << 20, ""};
+}
+
 nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
   try {
     if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string())
@@ -121,12 +128,20 @@ nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
       nf = request["nf"].get<std::string>();
     }
     const std::string cmd = request["cmd"].get<std::string>();
+    const bool table_command = cmd == "routes" || cmd == "firewall" || cmd == "nids" || cmd == "ipsec";
+    if (!rc_ && !table_command && cmd != "reload" && cmd != "stats")
+      return refused("an NF process takes table commands, reload and stats only");
     if (cmd == "stats") return stats();
     if (cmd == "stop") {
       stop_();
       return ok({{"stopping", true}});
     }
-    if (cmd == "reload") return reload();
+    if (cmd == "reload") return reload(rc_ ? std::string() : nf);
+    if (table_command && rc_) {
+      const std::string type = cmd == "routes" ? "router" : cmd;
+      const std::string name = cmd == "ipsec" ? (args.size() > 2 ? args[2] : std::string()) : nf;
+      if (const NfProcessProxy* p = process_nf(type, name)) return hand_on(*p, cmd, args);
+    }
     if (cmd == "routes") return routes(args, nf);
     if (cmd == "firewall") return firewall(args, nf);
     if (cmd == "nids") return nids(args, nf);
@@ -145,53 +160,76 @@ nlohmann::json ControlCommands::execute(const nlohmann::json& request) {
 template <typename T>
 T& ControlCommands::find_nf(const std::string& type, const std::string& name) const {
   T* found = nullptr;
-  size_t count = 0;
-  for (auto& n : rc_.nfs) {
-    auto* t = dynamic_cast<T*>(n.get());
-    if (!t) continue;
+  size_t count = 0;  // NFs of the type, those in NF processes too
+  for (auto& n : *scope_.nfs) {
+    if (n->type() != type) continue;
     ++count;
-    if (name.empty() || n->name() == name) found = found ? found : t;
+    auto* t = dynamic_cast<T*>(n.get());
+    if (t && (name.empty() || n->name() == name)) found = found ? found : t;
   }
   if (!name.empty() && !found) {
-    for (auto& n : rc_.nfs)
-      if (n->name() == name) {
-        if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get()); p && p->type() == type)
-          throw Refused("NF '" + name + "' runs in NF process " + p->nf_process().name() +
-                        ", which live table updates do not reach");
+    for (auto& n : *scope_.nfs)
+      if (n->name() == name)
         throw Refused("NF '" + name + "' is a " + std::string(n->type()) + " NF; this command is for " + type + " NFs");
-      }
     throw Refused("no " + type + " NF named '" + name + "'");
   }
-  if (count == 0) {
-    for (auto& n : rc_.nfs)
-      if (dynamic_cast<const NfProcessProxy*>(n.get()) && n->type() == type)
-        throw Refused("the configuration's " + type + " NFs run in NF processes, which live table "
-                      "updates do not reach");
-    throw Refused("the configuration has no " + type + " NF");
-  }
+  if (count == 0) throw Refused("the configuration has no " + type + " NF");
   if (name.empty() && count > 1)
     throw Refused("the configuration has " + std::to_string(count) + " " + type +
                   " NFs: name one (--nf NAME)");
   return *found;
 }
 
+const NfProcessProxy* ControlCommands::process_nf(const std::string& type, const std::string& name) const {
+  const NfProcessProxy* in_process = nullptr;
+  size_t count = 0;
+  for (auto& n : *scope_.nfs) {
+    if (n->type() != type) continue;
+    ++count;
+    auto* p = dynamic_cast<const NfProcessProxy*>(n.get());
+    if (!name.empty() && n->name() == name) return p;
+    if (name.empty() && p) in_process = p;
+  }
+  return name.empty() && count == 1 ? in_process : nullptr;  // else find_nf() says why
+}
+
+nlohmann::json ControlCommands::hand_on(const NfProcessProxy& nf, const std::string& cmd,
+                                        const std::vector<std::string>& args) const {
+  // The ports as this run sees them: the process knows no ports of its own.
+  nlohmann::json ports = nlohmann::json::object();
+  for (const auto& port : rc_->ports) {
+    try {
+      ports[port->name()] = tx_port(port->name());
+    } catch (const std::exception& e) {
+      ports[port->name()] = e.what();
+    }
+  }
+  const nlohmann::json request = {{"cmd", cmd}, {"args", args}, {"nf", nf.name()}, {"ports", ports},
+                                  {"max_input_bytes", scope_.limit.max_bytes}};
+  const std::string process = nf.nf_process().name();
+  std::string reply;
+  if (!nf.control(request.dump(), reply))
+    throw Refused("NF process " + process + " is being started again; try again");
+  nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ok"))
+    throw Refused("NF process " + process + " answered with no reply");
+  return j;
+}
+
 // A port a router may send to: one with a tx side that no forward sends to and that is not a
 // GPU ring (those take only the chains they feed), as the configuration's own check requires.
 uint16_t ControlCommands::tx_port(const std::string& name) const {
-  for (size_t i = 0; i < rc_.ports.size(); ++i) {
-    const Port& p = *rc_.ports[i];
+  if (!rc_) return scope_.tx_port(name);
+  for (size_t i = 0; i < rc_->ports.size(); ++i) {
+    const Port& p = *rc_->ports[i];
     if (p.name() != name) continue;
     if (!p.has_tx()) throw Refused("port '" + name + "' has no tx side");
     if (p.type() == "gpuring") throw Refused("port '" + name + "' is a gpuring port: not a route's next hop");
-    for (const ForwardSpec& f : rc_.forwards)
+    for (const ForwardSpec& f : rc_->forwards)
       if (f.to == i) throw Refused("port '" + name + "' is a forward's target");
     return uint16_t(i);
   }
   throw Refused("unknown port '" + name + "'");
-}
-
-ReadLimit ControlCommands::limit() const {
-  return ReadLimit{uint64_t(rc_.settings.max_input_file_mb) << 20, ""};
 }
 
 nlohmann::json ControlCommands::stats() const {
@@ -208,9 +246,19 @@ nlohmann::json ControlCommands::stats() const {
     j["ports"] = std::move(ports);
   }
   nlohmann::json nfs = nlohmann::json::array();
-  for (const auto& n : rc_.nfs) {
+  for (const auto& n : *scope_.nfs) {
     nlohmann::json e = {{"name", n->name()}, {"type", std::string(n->type())}};
-    if (auto* r = dynamic_cast<const Router*>(n.get())) {
+    if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get()); p && rc_) {
+      // Its tables are its process's: that process says what they hold.
+      e["process"] = p->nf_process().name();
+      try {
+        const nlohmann::json j = hand_on(*p, "stats", {});
+        for (const auto& x : j.value("nfs", nlohmann::json::array()))
+          if (x.value("name", std::string()) == n->name()) e.update(x);
+      } catch (const std::exception& ex) {
+        e["error"] = ex.what();
+      }
+    } else if (auto* r = dynamic_cast<const Router*>(n.get())) {
       e["routes"] = r->route_count();
       e["table_version"] = r->live().log().latest();
       e["table_versions"] = r->live().log().json();
@@ -250,12 +298,12 @@ nlohmann::json ControlCommands::routes(const std::vector<std::string>& args, con
     const std::string& file = args[1];
     if (op == "del") {
       std::vector<Router::RouteUpdate> dels;
-      for (const Ipv4Prefix& p : read_prefix_file(file, limit())) dels.push_back({p, std::nullopt, ""});
+      for (const Ipv4Prefix& p : read_prefix_file(file, scope_.limit)) dels.push_back({p, std::nullopt, ""});
       version = router.update(dels, what);
     } else {
       RouteTable t = read_route_file(file, [&](const std::string& port) -> std::optional<uint16_t> {
         return tx_port(port);
-      }, limit());
+      }, scope_.limit);
       if (op == "replace") {
         version = router.replace(t, what);
       } else {
@@ -288,7 +336,7 @@ nlohmann::json ControlCommands::routes(const std::vector<std::string>& args, con
 nlohmann::json ControlCommands::firewall(const std::vector<std::string>& args, const std::string& nf) {
   if (args.size() != 2 || args[0] != "replace") throw Refused("usage: firewall replace RULE_FILE");
   Firewall& fw = find_nf<Firewall>("firewall", nf);
-  const uint64_t version = fw.replace_rules(args[1], limit());
+  const uint64_t version = fw.replace_rules(args[1], scope_.limit);
   return ok({{"nf", fw.name()}, {"table_version", version}, {"rules", fw.rule_count()}});
 }
 
@@ -296,7 +344,7 @@ nlohmann::json ControlCommands::nids(const std::vector<std::string>& args, const
   if (args.size() < 2 || args[0] != "replace") throw Refused("usage: nids replace RULE_FILE [RULE_FILE...]");
   Nids& ids = find_nf<Nids>("nids", nf);
   const uint64_t version =
-      ids.replace_rules(std::vector<std::string>(args.begin() + 1, args.end()), limit());
+      ids.replace_rules(std::vector<std::string>(args.begin() + 1, args.end()), scope_.limit);
   return ok({{"nf", ids.name()}, {"table_version", version}, {"rules", ids.rules().rules.size()}});
 }
 
@@ -328,12 +376,25 @@ nlohmann::json ControlCommands::ipsec(const std::vector<std::string>& args) {
   return ok({{"nf", gw.name()}, {"table_version", version}, {"sas", gw.table().size()}});
 }
 
-nlohmann::json ControlCommands::reload() {
+nlohmann::json ControlCommands::reload(const std::string& only) {
   nlohmann::json results = nlohmann::json::array();
   bool all = true;
-  for (auto& n : rc_.nfs) {
+  for (auto& n : *scope_.nfs) {
+    if (!only.empty() && n->name() != only) continue;
     nlohmann::json r = {{"nf", n->name()}};
     try {
+      if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get()); p && rc_) {
+        if (p->type() != "router" && p->type() != "firewall" && p->type() != "nids") continue;
+        // The process reloads the NF and says how it went.
+        const nlohmann::json j = hand_on(*p, "reload", {});
+        if (!j.contains("reloaded") || !j["reloaded"].is_array() || j["reloaded"].size() != 1)
+          throw std::runtime_error(j.value("error", std::string("NF process ") +
+                                                        p->nf_process().name() + " reloaded nothing"));
+        r = j["reloaded"][0];
+        all = all && r.value("ok", false);
+        results.push_back(std::move(r));
+        continue;
+      }
       if (auto* router = dynamic_cast<Router*>(n.get())) {
         const std::string& file = router->routes_file();
         r["file"] = file;
@@ -341,27 +402,23 @@ nlohmann::json ControlCommands::reload() {
         if (!router->spread_ports().empty()) {
           std::vector<uint16_t> ports;
           for (const std::string& name : router->spread_ports()) ports.push_back(tx_port(name));
-          t.routes = spread_routes(read_prefix_file(file, limit()), uint32_t(ports.size()));
+          t.routes = spread_routes(read_prefix_file(file, scope_.limit), uint32_t(ports.size()));
           t.next_hop_names = router->spread_ports();
           t.next_hop_ports = ports;
         } else {
           t = read_route_file(file, [&](const std::string& port) -> std::optional<uint16_t> {
             return tx_port(port);
-          }, limit());
+          }, scope_.limit);
         }
         r["table_version"] = router->replace(t, "reload " + file);
       } else if (auto* fw = dynamic_cast<Firewall*>(n.get())) {
         r["file"] = fw->rules_file();
-        r["table_version"] = fw->replace_rules(fw->rules_file(), limit(), "reload " + fw->rules_file());
+        r["table_version"] = fw->replace_rules(fw->rules_file(), scope_.limit, "reload " + fw->rules_file());
       } else if (auto* ids = dynamic_cast<Nids*>(n.get())) {
         std::string what = "reload";
         for (const std::string& f : ids->rule_files()) what += " " + f;
         r["files"] = ids->rule_files();
-        r["table_version"] = ids->replace_rules(ids->rule_files(), limit(), what);
-      } else if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get());
-                 p && (p->type() == "router" || p->type() == "firewall" || p->type() == "nids")) {
-        throw std::runtime_error("runs in NF process " + p->nf_process().name() +
-                                 ", which live table updates do not reach");
+        r["table_version"] = ids->replace_rules(ids->rule_files(), scope_.limit, what);
       } else {
         continue;
       }
@@ -376,6 +433,27 @@ nlohmann::json ControlCommands::reload() {
   nlohmann::json j = {{"ok", all}, {"reloaded", results}};
   if (!all) j["error"] = "some tables were not reloaded (each kept its live table)";
   return j;
+}
+
+std::function<std::string(const std::string&)> nf_process_control(
+    std::vector<std::unique_ptr<NetworkFunction>>& nfs) {
+  return [&nfs](const std::string& text) -> std::string {
+    const nlohmann::json request = nlohmann::json::parse(text, nullptr, false);
+    if (request.is_discarded() || !request.is_object())
+      return refused("a control request that is not a JSON object").dump();
+    ControlScope scope;
+    scope.nfs = &nfs;
+    // Each port as gpunfv run sees it: its id, or why a route may not send there.
+    const nlohmann::json ports = request.value("ports", nlohmann::json::object());
+    scope.tx_port = [ports](const std::string& name) -> uint16_t {
+      const auto it = ports.find(name);
+      if (it == ports.end()) throw Refused("unknown port '" + name + "'");
+      if (it->is_string()) throw Refused(it->get<std::string>());
+      return it->get<uint16_t>();
+    };
+    scope.limit.max_bytes = request.value("max_input_bytes", scope.limit.max_bytes);
+    return ControlCommands(std::move(scope)).execute(request).dump();
+  };
 }
 
 }  // namespace gpunfv

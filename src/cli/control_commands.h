@@ -15,11 +15,17 @@
 //   ipsec sa del NF SPI
 //   reload                                  every table file of the configuration, as SIGHUP
 //   stop                                    ends the run as SIGTERM does
+//
+// A table command for an NF that runs in an NF process (`process: NAME`), and that NF's part of
+// a reload, is handed on to that process, which performs it on its NF as gpunfv run would, and
+// whose reply comes back as it is.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,15 +38,29 @@ namespace gpunfv {
 // file: a table command's one non-prefix argument is a file.
 bool looks_like_prefix(const std::string& word);
 
+class NfProcessProxy;
+
+// What the commands act on: the NFs, the ports a route may send to, and the size limit on the
+// files they read.
+struct ControlScope {
+  std::vector<std::unique_ptr<NetworkFunction>>* nfs = nullptr;
+  // The id of the port named, if a route may send there; else throws, saying why not.
+  std::function<uint16_t(const std::string&)> tx_port;
+  ReadLimit limit;
+};
+
 class ControlCommands {
  public:
-  ControlCommands(RuntimeConfig& rc, std::function<void()> stop) : rc_(rc), stop_(std::move(stop)) {}
+  // gpunfv run's: the configuration's NFs and ports.
+  ControlCommands(RuntimeConfig& rc, std::function<void()> stop);
+  // An NF process's: its own NFs; the table commands and reload only, handed on by gpunfv run.
+  explicit ControlCommands(ControlScope scope) : scope_(std::move(scope)) {}
 
   // Never throws: every failure is an {"ok": false} reply.
   nlohmann::json execute(const nlohmann::json& request);
   // Re-reads every table file the configuration names (routes, firewall and NIDS rules), each NF one
-  // version; a file that fails is reported and its NF keeps its table.
-  nlohmann::json reload();
+  // version; a file that fails is reported and its NF keeps its table. `only`: that NF alone.
+  nlohmann::json reload(const std::string& only = {});
 
   // The run's counters while it runs (null before it starts and after it ends).
   void set_live_stats(const RunStats* s) {
@@ -57,12 +77,23 @@ class ControlCommands {
   template <typename T>
   T& find_nf(const std::string& type, const std::string& name) const;
   uint16_t tx_port(const std::string& name) const;
-  ReadLimit limit() const;
+  // The NF in an NF process that a table command for `type` named `name` (or the one NF of that
+  // type, name empty) is for; null when it is not in one.
+  const NfProcessProxy* process_nf(const std::string& type, const std::string& name) const;
+  // The command performed in `nf`'s process; its reply.
+  nlohmann::json hand_on(const NfProcessProxy& nf, const std::string& cmd,
+                         const std::vector<std::string>& args) const;
 
-  RuntimeConfig& rc_;
+  RuntimeConfig* rc_ = nullptr;  // null in an NF process
+  ControlScope scope_;
   std::function<void()> stop_;
   mutable std::mutex stats_m_;
   const RunStats* stats_ = nullptr;
 };
+
+// An NF process's answer to the control requests gpunfv run hands on (nf/nf_process/nf_process.h),
+// performed on `nfs` (the process's NFs, which must outlive it).
+std::function<std::string(const std::string&)> nf_process_control(
+    std::vector<std::unique_ptr<NetworkFunction>>& nfs);
 
 }  // namespace gpunfv

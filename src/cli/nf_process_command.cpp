@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "cli/control_commands.h"
 #include "config/config.h"
 #include "core/error.h"
 #include "core/shared_arena.h"
@@ -39,7 +40,8 @@ int run_nf_process_command(const NfProcessOptions& o) {
     std::vector<int> socks;
     for (int k = 0; k < o.sockets; ++k) socks.push_back(o.socket_fd + k);
     return serve_nf_process(nfs, socks, arena, o.arena_bytes, o.mid_run,
-                            o.backend == "gpu" ? Backend::gpu : Backend::cpu, o.count_on_device);
+                            o.backend == "gpu" ? Backend::gpu : Backend::cpu, o.count_on_device,
+                            nf_process_control(nfs));
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "gpunfv: NF process %s: error: %s\n", o.process.c_str(), e.what());
     return 2;

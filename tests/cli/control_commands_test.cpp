@@ -100,6 +100,31 @@ TEST(ControlCommands, StopAndStats) {
   EXPECT_EQ(l.stops.load(), 1);
 }
 
+// An NF process's side: the request gpunfv run hands on names the NF and carries the ports as
+// the run sees them (an id, or why a route may not send there).
+TEST(ControlCommands, AnNfProcessPerformsWhatGpunfvRunHandsOn) {
+  Loaded l("ctl-nf-process");
+  const auto control = nf_process_control(l.rc.nfs);
+  auto handed_on = [&](const std::string& cmd, const std::vector<std::string>& args) {
+    const nlohmann::json req = {{"cmd", cmd}, {"args", args}, {"nf", "r1"},
+                                {"ports", {{"p1", 1}, {"p2", 2}, {"gen", "port 'gen' has no tx side"}}},
+                                {"max_input_bytes", 1 << 20}};
+    return nlohmann::json::parse(control(req.dump()));
+  };
+  EXPECT_EQ(handed_on("routes", {"add", "10.1.0.0/16", "p2"})["table_version"], 2);
+  EXPECT_EQ(l.lookup("10.1.2.3"), "10.1.2.3 -> p2 (port 2)");
+  EXPECT_NE(handed_on("routes", {"add", "10.2.0.0/16", "gen"})["error"].get<std::string>().find("no tx side"),
+            std::string::npos);
+  EXPECT_NE(handed_on("routes", {"add", "10.2.0.0/16", "p9"})["error"].get<std::string>().find("unknown port 'p9'"),
+            std::string::npos);
+  EXPECT_EQ(handed_on("reload", {})["reloaded"].size(), 1u);  // the named NF, from its file
+  EXPECT_EQ(l.lookup("10.1.2.3"), "10.1.2.3 -> p1 (port 1)");
+  EXPECT_EQ(handed_on("stats", {})["nfs"][0]["table_version"], 3);
+  EXPECT_EQ(handed_on("stop", {})["ok"], false);  // a run's command, not a process's
+  EXPECT_EQ(l.stops, 0);
+  EXPECT_EQ(nlohmann::json::parse(control("not json"))["ok"], false);
+}
+
 TEST(ControlCommands, PrefixWords) {
   EXPECT_TRUE(looks_like_prefix("10.0.0.0/8"));
   EXPECT_TRUE(looks_like_prefix("10.0.0.1/8"));  // host bits: refused later, with that reason

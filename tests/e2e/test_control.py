@@ -172,23 +172,44 @@ def test_route_add_and_delete_restore_the_covering_route(gpunfv, tmp_path, sock_
     assert v[2]["packets"] > 0
 
 
-def test_route_updates_to_a_router_in_an_nf_process_are_refused(gpunfv, tmp_path, sock_dir):
-    """Live table updates do not reach an NF in an NF process: the command says so, and the
-    run goes on with its table."""
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_route_updates_reach_a_router_in_an_nf_process(gpunfv, tmp_path, sock_dir, backend):
+    """A table command for an NF in an NF process is performed there, as it is in gpunfv run:
+    routes added and deleted by command and reloaded on SIGHUP move traffic, refusals keep the
+    table, and every version is counted in the process's report."""
+    skip_unless_backend(gpunfv, backend)
     sock = sock_dir / "s"
     config = router_config(tmp_path, sock, "10.0.0.0/8 p1\n")
     config.write_text(config.read_text().replace('type: "router",', 'type: "router", process: vendor-r,'))
     assert "process: vendor-r" in config.read_text()
-    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock)
+    run = LiveRun(gpunfv, config, tmp_path / "r.json", sock, backend)
     run.wait_for(lambda: run.port_tx("p1") > 0, "traffic on p1")
-    for nf in ("r1", None):
-        rc, j, err = run.ctl("routes", "add", "10.0.0.0/9", "p2", nf=nf)
-        assert rc != 0 and "NF process" in j.get("error", "") + err, (j, err)
-    os.kill(run.proc.pid, signal.SIGHUP)
+    rc, j, err = run.ctl("routes", "add", "10.0.0.0/9", "p2", "10.128.0.0/9", "p2", nf="r1")
+    assert rc == 0 and j["nf"] == "r1" and j["table_version"] == 2 and j["routes"] == 3, (j, err)
+    run.wait_for(lambda: run.port_tx("p2") > 0, "traffic on p2")
+    # Refused in the process with gpunfv run's reasons; the table stays as it is.
+    for words, why in [(("routes", "add", "10.9.0.0/16", "nope"), "unknown port 'nope'"),
+                       (("routes", "add", "10.9.0.0/16", "gen"), "no tx side"),
+                       (("routes", "del", "10.9.0.0/16"), "no such route"),
+                       (("firewall", "replace", "x.rules"), "no firewall NF")]:
+        rc, j, _ = run.ctl(*words)
+        assert rc == 1 and why in j["error"], (words, j)
+    rc, j, err = run.ctl("routes", "del", "10.0.0.0/9", "10.128.0.0/9")  # the one router: no name
+    assert rc == 0 and j["routes"] == 1, (j, err)
     tx = run.port_tx("p1")
-    run.wait_for(lambda: run.port_tx("p1") > tx, "traffic on p1 after SIGHUP")
+    run.wait_for(lambda: run.port_tx("p1") > tx, "traffic on p1 again")
+    (tmp_path / "r.routes").write_text("10.0.0.0/8 p2\n")
+    tx = run.port_tx("p2")
+    os.kill(run.proc.pid, signal.SIGHUP)
+    run.wait_for(lambda: run.port_tx("p2") > tx, "traffic on p2 after SIGHUP")
     report = run.stop()
-    assert report["ports"]["p2"]["tx_packets"] == 0
+    ports = report["ports"]
+    assert ports["gen"]["dropped"] == 0
+    assert ports["p1"]["tx_packets"] + ports["p2"]["tx_packets"] == ports["gen"]["rx_packets"]
+    v = versions(report, "r1")
+    assert [x["entries"] for x in v] == [1, 3, 1, 1], v
+    assert v[3]["change"].startswith("reload ")
+    assert report["nfs"]["r1"]["in"] == sum(x["packets"] for x in v)
     assert report["processes"]["vendor-r"]["restarts"] == 0
 
 
@@ -404,20 +425,25 @@ def esp_spi_seq(frames) -> list[tuple[int, int]]:
     return out
 
 
+@pytest.mark.parametrize("where", ["manager", "nf-process"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_ipsec_sa_add_and_del_move_outbound_traffic(gpunfv, tmp_path, sock_dir, backend):
+def test_ipsec_sa_add_and_del_move_outbound_traffic(gpunfv, tmp_path, sock_dir, backend, where):
+    """SAs added and deleted while packets flow, the gateway in gpunfv run or in an NF process
+    (where gpunfv run hands the commands on)."""
     skip_unless_backend(gpunfv, backend)
     sock = sock_dir / "s"
     (tmp_path / "empty.rules").write_text("")
     base = ipsec_sa(0x1000, "0.0.0.0/0")
+    gateway = {"name": "esp-out", "type": "ipsec", "direction": "outbound", "sas": [base]}
+    if where == "nf-process":
+        gateway["process"] = "vendor-esp"
     config = write_config(
         tmp_path / "c.yaml",
         ports=[{"name": "gen", "type": "generator", "rate": "20kpps", "size": 64, "flows": 64,
                 "duration": 3600},
                {"name": "p1", "type": "pcap", "tx": str(tmp_path / "out.pcap")}],
         nfs=[{"name": "fw", "type": "firewall", "rules": str(tmp_path / "empty.rules"),
-              "default": "accept"},
-             {"name": "esp-out", "type": "ipsec", "direction": "outbound", "sas": [base]}],
+              "default": "accept"}, gateway],
         chains=[{"from": "gen", "to": "p1", "path": ["fw", "esp-out"]}],
         settings={"control": str(sock), "batch_size": 256})
     run = LiveRun(gpunfv, config, tmp_path / "r.json", sock, backend)
@@ -444,6 +470,8 @@ def test_ipsec_sa_add_and_del_move_outbound_traffic(gpunfv, tmp_path, sock_dir, 
     rc, j, err = run.ctl("stats")
     replies.append(json.dumps(j))
     assert [(n["table_version"], n["sas"]) for n in j["nfs"] if n["name"] == "esp-out"] == [(2, 2)]
+    if where == "nf-process":
+        assert [n["process"] for n in j["nfs"] if n["name"] == "esp-out"] == ["vendor-esp"]
     rc, j, err = run.ctl("ipsec", "sa", "del", "esp-out", "0x2000")
     replies.append(json.dumps(j) + err)
     assert rc == 0 and j["table_version"] == 3 and j["sas"] == 1, err

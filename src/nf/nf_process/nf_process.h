@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -136,6 +137,9 @@ class NfProcessProxy final : public NetworkFunction {
   void finish() override;
   std::vector<uint16_t> egress_ports() const override { return shape_->egress_ports(); }
   std::string command(std::string_view cmd) const override;
+  // A control request (JSON text) for the NFs of this NF's process, performed there; returns
+  // the reply's text. False when the process is being started again.
+  bool control(const std::string& request, std::string& reply) const;
 
  private:
   nf_process::Request request_for(const BatchView& b, uint8_t position) const;
@@ -157,8 +161,13 @@ void use_manager_drop_codes(int sock);
 
 // On the GPU backend the NFs' GPU calls go to the Manager (gpu/gpu_calls.h).
 // `count_on_device`: the NFs (by index) the Manager offered device counting to and that took it.
+// What an NF process does with a control request (a live table update) from the Manager: the
+// request's JSON text in, the reply's out (cli/control_commands.h). Never throws.
+using NfProcessControl = std::function<std::string(const std::string& request)>;
+
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
                      uint8_t* arena, size_t arena_bytes, bool mid_run = false,
-                     Backend backend = Backend::cpu, const std::vector<uint32_t>& count_on_device = {});
+                     Backend backend = Backend::cpu, const std::vector<uint32_t>& count_on_device = {},
+                     NfProcessControl control = {});
 
 }  // namespace gpunfv

@@ -140,4 +140,11 @@ std::string NfProcessProxy::command(std::string_view cmd) const {
   return answer;
 }
 
+bool NfProcessProxy::control(const std::string& request, std::string& reply) const {
+  Request r;
+  r.op = Op::control;
+  r.nf = index_;
+  return process_->call(r, request, &reply);
+}
+
 }  // namespace gpunfv

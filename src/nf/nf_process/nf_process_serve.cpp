@@ -33,13 +33,20 @@ struct Served {
   std::vector<std::once_flag> offset_set;  // the results offset is the run's: set once per NF
   uint8_t* arena;
   size_t arena_bytes;
+  const NfProcessControl& control;
 };
 
 // One request; returns the reply's text.
 std::string serve(Served& s, const Request& r, const std::string& text) {
   if (r.nf >= s.nfs.size()) throw std::runtime_error("a request for an NF this process lacks");
   NetworkFunction& nf = *s.nfs[r.nf];
-  std::call_once(s.offset_set[r.nf], [&] { nf.set_result_offset(r.result_offset); });
+  if (r.op == Op::control) {
+    if (!s.control) throw std::runtime_error("this NF process takes no control requests");
+    return s.control(text);
+  }
+  // A request that carries no batch carries no results offset either.
+  if (r.op != Op::command && r.op != Op::finish)
+    std::call_once(s.offset_set[r.nf], [&] { nf.set_result_offset(r.result_offset); });
   uint8_t* arena = s.arena;
   const size_t arena_bytes = s.arena_bytes;
   switch (r.op) {
@@ -92,6 +99,8 @@ std::string serve(Served& s, const Request& r, const std::string& text) {
     case Op::release_lane:
       break;
 #endif
+    case Op::control:
+      break;  // above
   }
   throw std::runtime_error("an unknown request");
 }
@@ -130,7 +139,7 @@ int serve_socket(Served& s, int sock) {
 
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
                      uint8_t* arena, size_t arena_bytes, bool mid_run, Backend backend,
-                     const std::vector<uint32_t>& count_on_device) {
+                     const std::vector<uint32_t>& count_on_device, NfProcessControl control) {
   if (socks.empty()) return 1;
   if (backend == Backend::gpu) nf_process::send_gpu_calls_to_manager();
   nf_process::bind_channel(socks[0]);
@@ -148,7 +157,7 @@ int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const s
   rep.kind = ReplyKind::ready;
   if (!send_reply(socks[0], rep, std::string(reinterpret_cast<const char*>(&ready), sizeof ready))) return 1;
   nf_process::bind_channel(-1);
-  Served s{nfs, std::vector<std::once_flag>(nfs.size()), arena, arena_bytes};
+  Served s{nfs, std::vector<std::once_flag>(nfs.size()), arena, arena_bytes, control};
   std::vector<int> status(socks.size(), 0);
   std::vector<std::thread> threads;
   for (size_t k = 1; k < socks.size(); ++k)

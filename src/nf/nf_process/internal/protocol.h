@@ -19,7 +19,10 @@
 
 namespace gpunfv::nf_process {
 
-enum class Op : uint32_t { process, skip, collect, collect_range, finish, command, process_gpu, release_lane };
+// control: a live table update for the process's NFs (its text a control request, JSON).
+enum class Op : uint32_t {
+  process, skip, collect, collect_range, finish, command, process_gpu, release_lane, control
+};
 
 struct Request {
   Op op = Op::process;
