@@ -228,11 +228,18 @@ void check_gpuring_ports(const std::vector<ConfigNode>& port_nodes,
     if (is_ring(c.to) && c.to != c.from)
       chain_nodes[k]["to"].fail("a chain sends to a gpuring port only through the rings it came in "
                                 "on: to: must be the chain's from: or a host port");
-    for (uint16_t nf : c.path)
+    for (uint16_t nf : c.path) {
       for (uint16_t eg : rc.nfs[nf]->egress_ports())
         if (is_ring(eg) && eg != c.from)
           chain_nodes[k].fail("NF '" + rc.nfs[nf]->name() + "' sends to gpuring port '" +
                               rc.ports[eg]->name() + "', which does not feed this chain");
+      // A ring's batches name packets in the ring's slots, memory NF processes do not map.
+      if (auto* p = dynamic_cast<const NfProcessProxy*>(rc.nfs[nf].get()); p && is_ring(c.from))
+        chain_nodes[k]["path"].fail("NF '" + p->name() + "' runs in NF process " + p->nf_process().name() +
+                                    ", and gpuring port '" + rc.ports[c.from]->name() +
+                                    "' feeds this chain: its packets stay in the ring's slots, which "
+                                    "NF processes do not share (run the NF without process:)");
+    }
   }
 }
 

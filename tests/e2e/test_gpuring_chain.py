@@ -113,6 +113,24 @@ chains:
     expect_config_error(gpunfv, config, "config.yaml:4", "gpuring", "only as a chain's from")
 
 
+def test_gpuring_chain_with_an_nf_in_an_nf_process_refused(gpunfv, tmp_path):
+    """A ring's batches name packets in its slots, which an NF process does not map."""
+    config = config_file(tmp_path, f"""\
+ports:
+  - name: gr
+    type: gpuring
+    placement: host
+    source: {{type: generator, count: 10}}
+  - {{name: p1, type: discard}}
+  - {{name: p2, type: discard}}
+nfs:
+  - {{name: r1, type: router, routes: "{ROUTES}", process: vendor-r}}
+chains:
+  - {{from: gr, path: [r1]}}
+""")
+    expect_config_error(gpunfv, config, "config.yaml:11", "NF process vendor-r", "ring's slots")
+
+
 def ring_placement_config(tmp_path, placement: str):
     return config_file(tmp_path, f"""\
 ports:
