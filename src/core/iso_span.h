@@ -14,6 +14,13 @@
 
 namespace gpunfv {
 
+// N elements read together from an IsoSpan (IsoSpan::read), by value.
+template <typename T, size_t N>
+struct IsoRun {
+  T v[N];
+  GPUNFV_HD GPUNFV_FORCEINLINE const T& operator[](size_t k) const { return v[k]; }
+};
+
 template <typename T>
 class IsoSpan {
  public:
@@ -38,6 +45,15 @@ class IsoSpan {
     if (offset >= size_ || N > size_ - offset) return static_cast<T*>(iso_refuse(offset + N, size_));
 #endif
     return base_ + offset;
+  }
+  // Elements [offset, offset + N) as values, with one bounds check for the run (a refused run
+  // reads scratch): for code that reads a few neighbours at once, such as a range's two ends.
+  template <size_t N>
+  GPUNFV_HD GPUNFV_FORCEINLINE IsoRun<std::remove_const_t<T>, N> read(size_t offset) const {
+    const T* p = framework_run<N>(offset);
+    IsoRun<std::remove_const_t<T>, N> r;
+    for (size_t k = 0; k < N; ++k) r.v[k] = p[k];
+    return r;
   }
   GPUNFV_HD constexpr size_t size() const { return size_; }
   GPUNFV_HD constexpr bool empty() const { return size_ == 0; }

@@ -45,6 +45,18 @@ TEST(IsoFault, RefusedSubspanIsEmpty) {
   for (uint32_t v : memory) EXPECT_EQ(v, 0u);
 }
 
+TEST(IsoFault, ARunIsReadWholeOrRefused) {
+  const std::array<uint32_t, 4> a = {10, 20, 30, 40};
+  const IsoSpan<const uint32_t> s(a.data(), a.size());
+  IsoFaultScope scope;
+  const auto two = s.read<2>(2);
+  EXPECT_EQ(two[0], 30u);
+  EXPECT_EQ(two[1], 40u);
+  EXPECT_FALSE(scope.faulted());
+  s.read<2>(3);  // its second element is past the end
+  EXPECT_TRUE(scope.faulted());
+}
+
 TEST(IsoFault, NestedScopesShareTheThreadsNote) {
   std::array<uint8_t, 4> memory{};
   IsoSpan<uint8_t> s(memory.data(), 4);

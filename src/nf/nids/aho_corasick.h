@@ -155,8 +155,8 @@ class AhoCorasickRef {
   template <typename OnMatch>
   GPUNFV_HD void report(IsoSpan<const uint8_t> text, uint32_t state, uint32_t i, uint32_t end,
                         OnMatch& on_match) const {
-    const uint32_t first = out_begin_[state], last = out_begin_[state + 1];
-    for (uint32_t k = first; k < last; ++k) {
+    const auto outputs = out_begin_.template read<2>(state);  // [first, last): one check
+    for (uint32_t k = outputs[0]; k < outputs[1]; ++k) {
       const uint32_t p = out_ids_[k];
       const uint32_t len_flags = pat_len_[p];
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.

@@ -43,10 +43,12 @@ struct RuleMatcherRef {
   // the matched set (`is_matched(pattern) -> bool`). Call it once per matched pattern.
   template <typename IsMatched, typename OnFire>
   GPUNFV_HD void rules_fired_by(uint32_t p, IsMatched is_matched, OnFire on_fire) const {
-    for (uint32_t k = anchor_begin[p]; k < anchor_begin[p + 1]; ++k) {
+    const auto anchored = anchor_begin.template read<2>(p);  // CSR ranges: one check each
+    for (uint32_t k = anchored[0]; k < anchored[1]; ++k) {
       const uint32_t r = anchored_rules[k];
+      const auto others = rule_begin.template read<2>(r);
       bool all = true;
-      for (uint32_t j = rule_begin[r]; all && j < rule_begin[r + 1]; ++j)
+      for (uint32_t j = others[0]; all && j < others[1]; ++j)
         all = is_matched(rule_others[j]);
       if (all) on_fire(r);
     }
