@@ -95,6 +95,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& o) {
   CLI::App* cmd = app.add_subcommand("report", "Render a JSON report (gpunfv run --report) as an HTML page");
   cmd->add_option("report", o.json, "The JSON report")->required();
   cmd->add_option("--html", o.html, "Write one self-contained HTML page with plots to FILE")->required();
+  cmd->footer("Examples:\n  gpunfv run examples/router.yaml --report r.json\n  gpunfv report r.json --html r.html");
   return cmd;
 }
 

@@ -16,6 +16,8 @@ CLI::App* add_profile_command(CLI::App& app, ProfileOptions& o) {
   CLI::App* sub = app.add_subcommand(
       "profile", "Measure each NF's kernel and transfer times on this GPU and fit G-NET's model");
   add_profile_options(*sub, o);
+  sub->footer("Examples:\n  gpunfv profile examples/router-fulltable.yaml\n"
+              "  gpunfv profile examples/router-fulltable.yaml --sizes 64,1518 --out models.json");
   return sub;
 }
 

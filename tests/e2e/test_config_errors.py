@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TRACES, check_accounting, run_gpunfv
+from conftest import REPO, TRACES, check_accounting, run_gpunfv
 
 DNS = TRACES / "dns.cap"  # small valid Ethernet capture
 # `type: discard` is quoted throughout: unquoted, YAML reads null as a null value (see
@@ -554,6 +554,19 @@ def test_help(gpunfv):
     proc = run_gpunfv(gpunfv, "--help", timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert "run" in proc.stdout
+
+
+def test_help_examples_name_files_that_exist(gpunfv):
+    """Every configuration or table file an --help example names is in the repository."""
+    named = set()
+    for words in ([], ["run"], ["profile"], ["report"], ["ctl"]):
+        proc = run_gpunfv(gpunfv, *words, "--help", timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        examples = proc.stdout.split("Examples:")[-1]
+        named |= set(re.findall(r"\b((?:examples|data)/[\w./-]+)", examples))
+    assert any(n.startswith("examples/") for n in named), named
+    for path in named:
+        assert (REPO / path).exists(), path
 
 
 def test_run_help(gpunfv):
