@@ -1,6 +1,8 @@
 // Packet batches: struct-of-arrays, packet bytes in fixed-stride slots, per-packet metadata in
-// parallel arrays. BatchView is the trivially copyable view NF code gets (host or device
-// memory); Batch owns host memory and is allocated once from a BatchPool.
+// parallel arrays. BatchView is the framework's trivially copyable view (host or device
+// memory); an NF's kernels see a batch only through NfPackets (nf/nf_packets.h), its per-packet
+// functions one packet through PacketReader or PacketRef. Batch owns host memory and is
+// allocated once from a BatchPool.
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,8 @@
 //     checked one by one and against the ref's size, so that no member is left unlisted).
 // A raw pointer, a reference, or a whole batch view is refused: `static_assert(iso_view<V>)`
 // stands where views reach kernels (nf/per_packet_nf.h, nf/per_packet_kernel.cuh,
-// nf/device_packet_fn.h). Errors: compile time only; there is no run-time cost.
+// nf/device_packet_fn.h, and nf/nf_kernel.h for an NF's own kernels). Errors: compile time
+// only; there is no run-time cost.
 #pragma once
 
 #include <cstddef>
