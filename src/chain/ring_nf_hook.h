@@ -9,6 +9,7 @@
 
 #include "chain/classify.h"
 #include "core/batch.h"
+#include "io/gpuring/ring/ring_sync.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv::gpuring {
@@ -47,28 +48,12 @@ struct OnePacket {
   }
 };
 
-// The hook's quarantine flag (one word, 0: the NF runs), read and set by every loop that runs
-// the hook, on CPU threads or GPU warps: atomics, so a loop sees another's setting.
-GPUNFV_HD GPUNFV_FORCEINLINE bool quarantine_set(const uint32_t* flag) {
-#if defined(__CUDA_ARCH__)
-  return *static_cast<const volatile uint32_t*>(flag) != 0;
-#else
-  return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
-#endif
-}
-GPUNFV_HD GPUNFV_FORCEINLINE void set_quarantine(uint32_t* flag) {
-#if defined(__CUDA_ARCH__)
-  atomicExch(flag, 1u);
-#else
-  __atomic_store_n(flag, 1u, __ATOMIC_RELAXED);
-#endif
-}
-
 // Classify + NF on the packet in place: the ring loops' hook (trivially copyable when View is).
 // isoPointer's containment, as the batch path's (NetworkFunction::quarantine): once a packet's
 // run of the NF reached outside its memory (dropped as nf_isolation_fault), the hook sets
 // `quarantine` and drops every later well-formed packet as nf_isolation_fault without running
-// the NF. With no flag (empty) a fault drops its packet only.
+// the NF. With no flag (empty) a fault drops its packet only. The flag is one word (0: the NF
+// runs) that every loop running the hook reads and may set, on CPU threads or GPU warps.
 template <typename View, typename Fn>
 struct NfPacketHook {
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
@@ -83,11 +68,11 @@ struct NfPacketHook {
     const BatchView b = m.view(frame, slot_bytes);
     classify_packet(b, 0);
     if (m.verdict == static_cast<uint8_t>(DropReason::none) && !quarantine.empty() &&
-        quarantine_set(quarantine.framework_data()))
+        load_relaxed(quarantine.framework_data()) != 0)
       return DropReason::nf_isolation_fault;
     step_packet(b, 0, 0, nf, fn, first_drop);
     if (m.verdict == static_cast<uint8_t>(DropReason::nf_isolation_fault) && !quarantine.empty())
-      set_quarantine(quarantine.framework_data());
+      store_release(quarantine.framework_data(), 1u);
     len = m.len;
     return static_cast<DropReason>(m.verdict);
   }

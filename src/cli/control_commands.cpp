@@ -92,6 +92,21 @@ uint32_t parse_spi(const std::string& w) {
   return uint32_t(v);
 }
 
+// A port a router may send to: one with a tx side that no forward sends to and that is not a
+// GPU ring (those take only the chains they feed), as the configuration's own check requires.
+uint16_t run_tx_port(const RuntimeConfig& rc, const std::string& name) {
+  for (size_t i = 0; i < rc.ports.size(); ++i) {
+    const Port& p = *rc.ports[i];
+    if (p.name() != name) continue;
+    if (!p.has_tx()) throw Refused("port '" + name + "' has no tx side");
+    if (p.type() == "gpuring") throw Refused("port '" + name + "' is a gpuring port: not a route's next hop");
+    for (const ForwardSpec& f : rc.forwards)
+      if (f.to == i) throw Refused("port '" + name + "' is a forward's target");
+    return uint16_t(i);
+  }
+  throw Refused("unknown port '" + name + "'");
+}
+
 }  // namespace
 
 bool looks_like_prefix(const std::string& w) {
@@ -106,7 +121,7 @@ bool looks_like_prefix(const std::string& w) {
 ControlCommands::ControlCommands(RuntimeConfig& rc, std::function<void()> stop)
     : rc_(&rc), stop_(std::move(stop)) {
   scope_.nfs = &rc.nfs;
-  scope_.tx_port = [this](const std::string& name) { return tx_port(name); };
+  scope_.tx_port = [&rc](const std::string& name) { return run_tx_port(rc, name); };
   scope_.limit = ReadLimit{uint64_t(rc.settings.max_input_file_mb) << 20, ""};
 }
 
@@ -216,21 +231,7 @@ nlohmann::json ControlCommands::hand_on(const NfProcessProxy& nf, const std::str
   return j;
 }
 
-// A port a router may send to: one with a tx side that no forward sends to and that is not a
-// GPU ring (those take only the chains they feed), as the configuration's own check requires.
-uint16_t ControlCommands::tx_port(const std::string& name) const {
-  if (!rc_) return scope_.tx_port(name);
-  for (size_t i = 0; i < rc_->ports.size(); ++i) {
-    const Port& p = *rc_->ports[i];
-    if (p.name() != name) continue;
-    if (!p.has_tx()) throw Refused("port '" + name + "' has no tx side");
-    if (p.type() == "gpuring") throw Refused("port '" + name + "' is a gpuring port: not a route's next hop");
-    for (const ForwardSpec& f : rc_->forwards)
-      if (f.to == i) throw Refused("port '" + name + "' is a forward's target");
-    return uint16_t(i);
-  }
-  throw Refused("unknown port '" + name + "'");
-}
+uint16_t ControlCommands::tx_port(const std::string& name) const { return scope_.tx_port(name); }
 
 nlohmann::json ControlCommands::stats() const {
   nlohmann::json j = ok();
@@ -384,13 +385,14 @@ nlohmann::json ControlCommands::reload(const std::string& only) {
     nlohmann::json r = {{"nf", n->name()}};
     try {
       if (auto* p = dynamic_cast<const NfProcessProxy*>(n.get()); p && rc_) {
-        if (p->type() != "router" && p->type() != "firewall" && p->type() != "nids") continue;
-        // The process reloads the NF and says how it went.
+        // The process reloads the NF, if it has table files, and says how it went.
         const nlohmann::json j = hand_on(*p, "reload", {});
-        if (!j.contains("reloaded") || !j["reloaded"].is_array() || j["reloaded"].size() != 1)
-          throw std::runtime_error(j.value("error", std::string("NF process ") +
-                                                        p->nf_process().name() + " reloaded nothing"));
-        r = j["reloaded"][0];
+        const nlohmann::json done = j.value("reloaded", nlohmann::json::array());
+        if (done.empty()) {  // an NF without table files (IPsec), or a refusal
+          if (!j.value("ok", false)) throw std::runtime_error(j.value("error", std::string("refused")));
+          continue;
+        }
+        r = done[0];
         all = all && r.value("ok", false);
         results.push_back(std::move(r));
         continue;

@@ -76,7 +76,7 @@ class ControlCommands {
   nlohmann::json ipsec(const std::vector<std::string>& args);
   template <typename T>
   T& find_nf(const std::string& type, const std::string& name) const;
-  uint16_t tx_port(const std::string& name) const;
+  uint16_t tx_port(const std::string& name) const;  // scope_.tx_port
   // The NF in an NF process that a table command for `type` named `name` (or the one NF of that
   // type, name empty) is for; null when it is not in one.
   const NfProcessProxy* process_nf(const std::string& type, const std::string& name) const;

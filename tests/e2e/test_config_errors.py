@@ -122,8 +122,9 @@ chains:
     ("{gpu_pipeline: persistent, gpu_persistent_packets: 0}", "out of range [1, 1048576]"),
     ("{gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{gpu_pipeline: staged, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
+    ("{nf_process_timeout_ms: 10}", "out of range [100, 3600000]"),
 ])
-def test_bad_gpu_pipeline(gpunfv, tmp_path, settings, needle):
+def test_bad_settings(gpunfv, tmp_path, settings, needle):
     config = config_file(tmp_path, f"""\
 ports:
   - {{name: in, type: pcap, rx: {q(DNS)}}}
@@ -133,18 +134,6 @@ chains:
 settings: {settings}
 """)
     expect_config_error(gpunfv, config, f"{config}:6", needle)
-
-
-def test_bad_nf_process_timeout(gpunfv, tmp_path):
-    config = config_file(tmp_path, f"""\
-ports:
-  - {{name: in, type: pcap, rx: {q(DNS)}}}
-  - {{name: out, type: discard}}
-chains:
-  - {{from: in, to: out}}
-settings: {{nf_process_timeout_ms: 10}}
-""")
-    expect_config_error(gpunfv, config, f"{config}:6", "out of range [100, 3600000]")
 
 
 @pytest.mark.parametrize("settings, needles", [

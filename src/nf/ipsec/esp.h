@@ -94,19 +94,13 @@ inline EspRecord read_record(const BatchView& b, uint32_t i, uint32_t offset) {
 
 // --- what the per-packet functions read ----------------------------------------------------
 
+// The NF's record and drop codes come with each packet (NfPackets, PacketRef::results).
 struct EspView {
   SaTableRef table;
-  uint32_t result_offset = 0;
   bool bypass = false;    // packets no SA applies to pass unchanged instead of being dropped
   uint32_t iv_epoch = 0;  // high 32 bits of every IV (the low 32 are the sequence number)
-  uint8_t first_drop = 0; // code of IpsecDrop's first reason
 };
 static_assert(iso_view<EspView>, GPUNFV_ISO_VIEW_MESSAGE);
-
-// What the per-packet steps get with each packet: the first drop code and the NF's record.
-GPUNFV_HD GPUNFV_FORCEINLINE NfSlot slot_of(const EspView& v) {
-  return NfSlot(v.first_drop, v.result_offset, kRecordBytes);
-}
 
 GPUNFV_HD GPUNFV_FORCEINLINE void store_be32(IsoSpan<uint8_t> f, uint32_t off, uint32_t v) {
   store_be16(f, off, uint16_t(v >> 16));

@@ -211,14 +211,15 @@ void IpsecGateway::process(const BatchView& b, uint32_t begin, uint32_t end,
   const esp::EspView v = view_of(t->table.host_ref());
   const IsoSpan<esp::SaState> state = host_state();
   // The ordered steps write the CPU backend's SA state; IngressOrder serialises them.
-  const NfPackets<> packets = packets_at(b, position, v.first_drop);
+  const uint8_t first_drop = first_drop_code<IpsecDrop>();
+  const NfPackets<> packets = packets_at(b, position, first_drop);
   if (direction_ == IpsecDirection::outbound) {
     for (uint32_t i = begin; i < end; ++i) esp::select_outbound_sa(packets, i, v);
     order_.run(b, begin, end, position, [&] { esp::number_packets(packets, begin, end, state); });
-    t.count(run_per_packet_cpu(packets_at<PacketAccess::rewrite>(b, position, v.first_drop),
+    t.count(run_per_packet_cpu(packets_at<PacketAccess::rewrite>(b, position, first_drop),
                                begin, end, v, esp::Encapsulate{}));
   } else {
-    t.count(run_per_packet_cpu(packets_at<PacketAccess::rewrite>(b, position, v.first_drop),
+    t.count(run_per_packet_cpu(packets_at<PacketAccess::rewrite>(b, position, first_drop),
                                begin, end, v, esp::Decapsulate{}));
     order_.run(b, begin, end, position, [&] { esp::check_replay(packets, begin, end, state); });
   }

@@ -221,8 +221,9 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
   t->device_packets.count(db, position, s);
   t.count(s.packets);
   const esp::EspView v = view_of(t->table.device_ref());
-  const NfPackets<> packets = packets_at(db, position, v.first_drop);
-  const auto rewritable = packets_at<PacketAccess::rewrite>(db, position, v.first_drop);
+  const uint8_t first_drop = first_drop_code<IpsecDrop>();
+  const NfPackets<> packets = packets_at(db, position, first_drop);
+  const auto rewritable = packets_at<PacketAccess::rewrite>(db, position, first_drop);
   const IsoSpan<const uint32_t> slots = t->table.device_slots();
   const uint32_t sa_count = uint32_t(slots.size());
   const int order_blocks = int((uint64_t(sa_count) * 32 + kOrderThreads - 1) / kOrderThreads);

@@ -163,7 +163,7 @@ class IpsecGateway final : public NetworkFunction {
   };
 
   esp::EspView view_of(const esp::SaTableRef& t) const {
-    return esp::EspView{t, result_offset(), bypass_, iv_epoch_, first_drop_code<IpsecDrop>()};
+    return esp::EspView{t, bypass_, iv_epoch_};
   }
   // A version of these SAs, uploaded when the run is on the GPU.
   std::shared_ptr<const IpsecTables> make_version(std::vector<esp::SaEntry> entries);

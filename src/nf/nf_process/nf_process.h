@@ -159,12 +159,13 @@ class NfProcessProxy final : public NetworkFunction {
 // same reason in both processes.
 void use_manager_drop_codes(int sock);
 
-// On the GPU backend the NFs' GPU calls go to the Manager (gpu/gpu_calls.h).
-// `count_on_device`: the NFs (by index) the Manager offered device counting to and that took it.
 // What an NF process does with a control request (a live table update) from the Manager: the
 // request's JSON text in, the reply's out (cli/control_commands.h). Never throws.
 using NfProcessControl = std::function<std::string(const std::string& request)>;
 
+// On the GPU backend the NFs' GPU calls go to the Manager (gpu/gpu_calls.h).
+// `count_on_device`: the NFs (by index) the Manager offered device counting to and that took it.
+// `control`: the process's answer to control requests (none: they are refused).
 int serve_nf_process(std::vector<std::unique_ptr<NetworkFunction>>& nfs, const std::vector<int>& socks,
                      uint8_t* arena, size_t arena_bytes, bool mid_run = false,
                      Backend backend = Backend::cpu, const std::vector<uint32_t>& count_on_device = {},
