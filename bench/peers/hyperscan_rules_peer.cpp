@@ -55,7 +55,7 @@ int on_found(unsigned, unsigned long long, unsigned long long, unsigned, void* c
 }  // namespace
 
 HyperscanRulesPeer::HyperscanRulesPeer(const RuleMatcher& rules, unsigned threads)
-    : rules_(rules.ref()) {
+    : rules_(rules.index()) {
   const auto& patterns = rules.patterns().patterns();
   const uint32_t n = uint32_t(patterns.size());
   std::vector<const Pattern*> fast;

@@ -46,7 +46,7 @@ class HyperscanRulesPeer {
 
  private:
   struct Thread;
-  RuleMatcherRef rules_;
+  RuleMatcher::Index rules_;
   hs_database* mpm_ = nullptr;
   std::vector<hs_database*> spm_;  // by pattern id; null for patterns only ever fast patterns
   std::vector<std::unique_ptr<Thread>> threads_;

@@ -86,6 +86,34 @@ struct NfSlot {
       : first_drop(first), result_offset(offset), result_bytes(bytes) {}
 };
 
+// A view whose per-packet arrays each hold at least `count` entries (slot_index too, where the
+// view has one) and whose results hold `count` records: a BatchView with its count lowered to
+// what its arrays hold. An index below count then needs no check per array.
+class CountedView {
+ public:
+  CountedView() = default;
+  GPUNFV_HD explicit CountedView(const BatchView& b) : b_(b) {
+    size_t n = b.count;
+    auto hold = [&n](size_t entries) { n = entries < n ? entries : n; };
+    hold(b.len.size());
+    hold(b.port.size());
+    hold(b.out_port.size());
+    hold(b.next_nf.size());
+    hold(b.visited.size());
+    hold(b.verdict.size());
+    hold(b.headers.size());
+    hold(b.flow_hash.size());
+    if (!b.slot_index.empty()) hold(b.slot_index.size());
+    if (b.result_stride != 0) hold(b.results.size() / b.result_stride);
+    b_.count = uint32_t(n);
+  }
+  GPUNFV_HD const BatchView& view() const { return b_; }
+
+ private:
+  BatchView b_;
+};
+static_assert(std::is_trivially_copyable_v<CountedView>);
+
 // One packet of a batch, as an NF sees it, through the batch's IsoSpans. A PacketReader is the
 // packet as an NF that does not rewrite packets sees it: its bytes and headers read-only, its
 // NF's results slice writable. A per-packet function that takes a PacketReader instead of a
@@ -94,23 +122,44 @@ class PacketReader {
  public:
   GPUNFV_HD PacketReader(const BatchView& b, uint32_t i, NfSlot slot = {})
       : b_(b), i_(i), result_offset_(slot.result_offset), result_bytes_(slot.result_bytes) {}
+  // A packet of a CountedView: its entries are checked against count alone, which the NF's
+  // loop over its packets has checked already, so the compiler drops these checks.
+  GPUNFV_HD PacketReader(const CountedView& c, uint32_t i, NfSlot slot = {})
+      : b_(c.view()), i_(i), result_offset_(slot.result_offset), result_bytes_(slot.result_bytes),
+        counted_(true) {}
   GPUNFV_HD uint32_t index() const { return i_; }
-  GPUNFV_HD uint16_t length() const { return b_.len[i_]; }
-  GPUNFV_HD IsoSpan<const uint8_t> frame() const {
-    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
-  }
-  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
-  GPUNFV_HD uint16_t ingress_port() const { return b_.port[i_]; }
-  GPUNFV_HD uint32_t flow_hash() const { return b_.flow_hash[i_]; }
+  GPUNFV_HD uint16_t length() const { return entry(b_.len); }
+  GPUNFV_HD IsoSpan<const uint8_t> frame() const { return b_.data.subspan(offset(), length()); }
+  GPUNFV_HD const PacketHeaders& headers() const { return entry(b_.headers); }
+  GPUNFV_HD uint16_t ingress_port() const { return entry(b_.port); }
+  GPUNFV_HD uint32_t flow_hash() const { return entry(b_.flow_hash); }
   // The NF's own slice of this packet's results record (empty for an NF without results).
   GPUNFV_HD IsoSpan<uint8_t> results() const {
     return b_.results.subspan(size_t(i_) * b_.result_stride + result_offset_, result_bytes_);
   }
 
  protected:
+
+  // This packet's entry of the per-packet array `a`.
+  template <typename T>
+  GPUNFV_HD GPUNFV_FORCEINLINE T& entry(const IsoSpan<T>& a) const {
+#if GPUNFV_CHECKED
+    if (counted_) {
+      if (i_ >= b_.count) return *static_cast<T*>(iso_refuse(i_, b_.count));
+      return a.framework_data()[i_];
+    }
+#endif
+    return a[i_];
+  }
+  GPUNFV_HD size_t offset() const {
+    const uint32_t slot = b_.slot_index.empty() ? i_ : entry(b_.slot_index);
+    return size_t(slot) * b_.stride;
+  }
+
   const BatchView& b_;
   uint32_t i_;
   uint32_t result_offset_, result_bytes_;
+  bool counted_ = false;
 };
 
 // A packet as an NF that rewrites packets or chooses their port sees it: a PacketReader whose
@@ -118,18 +167,17 @@ class PacketReader {
 class PacketRef : public PacketReader {
  public:
   GPUNFV_HD PacketRef(const BatchView& b, uint32_t i, NfSlot slot = {}) : PacketReader(b, i, slot) {}
-  GPUNFV_HD void set_length(uint16_t n) { b_.len[i_] = n; }
+  GPUNFV_HD PacketRef(const CountedView& c, uint32_t i, NfSlot slot = {}) : PacketReader(c, i, slot) {}
+  GPUNFV_HD void set_length(uint16_t n) { entry(b_.len) = n; }
   // The frame's bytes (length() of them).
-  GPUNFV_HD IsoSpan<uint8_t> frame() const {
-    return b_.data.subspan(slot_offset(b_, i_), b_.len[i_]);
-  }
+  GPUNFV_HD IsoSpan<uint8_t> frame() const { return b_.data.subspan(offset(), length()); }
   // The whole slot, for NFs that grow the packet (encapsulation).
-  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(slot_offset(b_, i_), b_.stride); }
+  GPUNFV_HD IsoSpan<uint8_t> slot() const { return b_.data.subspan(offset(), b_.stride); }
   // Both overloads: the non-const one alone would hide the reader's.
-  GPUNFV_HD const PacketHeaders& headers() const { return b_.headers[i_]; }
-  GPUNFV_HD PacketHeaders& headers() { return b_.headers[i_]; }
-  GPUNFV_HD uint16_t egress_port() const { return b_.out_port[i_]; }
-  GPUNFV_HD void set_egress_port(uint16_t p) { b_.out_port[i_] = p; }
+  GPUNFV_HD const PacketHeaders& headers() const { return entry(b_.headers); }
+  GPUNFV_HD PacketHeaders& headers() { return entry(b_.headers); }
+  GPUNFV_HD uint16_t egress_port() const { return entry(b_.out_port); }
+  GPUNFV_HD void set_egress_port(uint16_t p) { entry(b_.out_port) = p; }
 };
 
 // Memory of one batch's arrays, laid out in one allocation. The same layout is used for host

@@ -98,7 +98,11 @@ class IsoFaultScope {
 #if defined(__CUDA_ARCH__) || !GPUNFV_CHECKED
   GPUNFV_HD IsoFaultScope() {}
 #else
-  GPUNFV_HD IsoFaultScope() { ++iso_fault_detail::host_thread.scopes; }
+  // The outermost scope starts without a note: one left by a scope that closed without taking
+  // it belongs to no packet of this one.
+  GPUNFV_HD IsoFaultScope() {
+    if (iso_fault_detail::host_thread.scopes++ == 0) iso_fault_detail::host_thread.fault = false;
+  }
   GPUNFV_HD ~IsoFaultScope() { --iso_fault_detail::host_thread.scopes; }
 #endif
   IsoFaultScope(const IsoFaultScope&) = delete;

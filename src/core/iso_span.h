@@ -58,12 +58,15 @@ class IsoSpan {
   GPUNFV_HD constexpr size_t size() const { return size_; }
   GPUNFV_HD constexpr bool empty() const { return size_ == 0; }
 
-  // A sub-view [offset, offset + count); checked so a view never grows past its parent (one
-  // that would is refused: the result is empty).
+  // A sub-view [offset, offset + count); checked so a view never grows past its parent. One
+  // that would is refused: it views the refusal's scratch instead, with `count` elements where
+  // they fit the scratch (else none). A sub-view of a constant count, a header, then has that
+  // count either way, so the compiler drops the checks of its constant indices.
   GPUNFV_HD IsoSpan subspan(size_t offset, size_t count) const {
 #if GPUNFV_CHECKED
     if (offset > size_ || count > size_ - offset)
-      return IsoSpan(static_cast<T*>(iso_refuse(offset + count, size_)), 0);
+      return IsoSpan(static_cast<T*>(iso_refuse(offset + count, size_)),
+                     count <= kIsoScratchBytes / sizeof(T) ? count : 0);
 #endif
     return IsoSpan(base_ + offset, count);
   }

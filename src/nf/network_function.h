@@ -104,7 +104,7 @@ class NetworkFunction {
   // its packets there, its results slice, its drop codes from `first_drop`.
   template <PacketAccess A = PacketAccess::read>
   NfPackets<A> packets_at(const BatchView& b, uint8_t position, uint8_t first_drop) const {
-    return NfPackets<A>(b, position, slot(first_drop));
+    return framework_packets_at<A>(b, position, slot(first_drop));
   }
 
   // Bytes a packet may grow by in this NF (encapsulation); slots are sized to fit.

@@ -12,11 +12,10 @@
 namespace gpunfv {
 
 template <typename View, typename Fn>
-__global__ void per_packet_kernel(BatchView b, uint8_t position, View view, Fn fn,
-                                  NfSlot slot) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < b.count;
+__global__ void per_packet_kernel(NfPackets<packet_access_of<View, Fn>> packets, View view, Fn fn) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < packets.count();
        i += gridDim.x * blockDim.x)
-    step_packet(b, i, position, view, fn, slot);
+    step_packet(packets, i, view, fn);
 }
 
 template <typename View, typename Fn>
@@ -27,8 +26,8 @@ void launch_per_packet(const BatchView& b, uint8_t position, const View& view, F
   int threads = s.threads_per_block;
   int blocks = static_cast<int>((b.count + threads - 1) / threads);
   if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  gpu::launch(per_packet_kernel<View, Fn>, dim3(blocks), dim3(threads), 0, s.stream, b, position, view,
-              fn, slot);
+  gpu::launch(per_packet_kernel<View, Fn>, dim3(blocks), dim3(threads), 0, s.stream,
+              framework_packets_at<packet_access_of<View, Fn>>(b, position, slot), view, fn);
 }
 
 }  // namespace gpunfv

@@ -59,7 +59,8 @@ class PerPacketNf : public NetworkFunction {
 
   void prepare(Backend) override {}
   void process(const BatchView& b, uint32_t begin, uint32_t end, uint8_t position) const override {
-    run_per_packet_cpu(b, begin, end, position, self().view(Backend::cpu), Logic{}, slot(first_drop_));
+    run_per_packet_cpu(packets_at<packet_access_of<View, Logic>>(b, position, first_drop_), begin, end,
+                       self().view(Backend::cpu), Logic{});
   }
   bool collects() const override { return false; }
 
@@ -75,13 +76,11 @@ class PerPacketNf : public NetworkFunction {
     const int threads = s.threads_per_block;
     int blocks = int((device_batch.count + uint32_t(threads) - 1) / uint32_t(threads));
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-    const BatchView b = device_batch;
-    const NfSlot own = slot(first_drop_);
+    const auto packets = packets_at<packet_access_of<View, Logic>>(device_batch, position, first_drop_);
     const View view = self().view(Backend::gpu);
     const Logic logic{};
-    const GpuLaunchArg args[] = {{&b, sizeof b}, {&position, sizeof position}, {&view, sizeof view},
-                                 {&logic, sizeof logic}, {&own, sizeof own}};
-    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 5});
+    const GpuLaunchArg args[] = {{&packets, sizeof packets}, {&view, sizeof view}, {&logic, sizeof logic}};
+    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 3});
   }
 #endif
 

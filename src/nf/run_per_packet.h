@@ -41,14 +41,26 @@ uint32_t run_per_packet_cpu(const BatchView& b, uint32_t begin, uint32_t end, ui
   return n;
 }
 
-// The same for an NF's own kernels and passes, over the packets it was handed (nf/nf_packets.h).
+// Which NfPackets a function `Fn(view, packet)` needs: read for one that takes a PacketReader.
+template <typename View, typename Fn>
+inline constexpr PacketAccess packet_access_of =
+    std::is_invocable_v<Fn, const View&, PacketReader> ? PacketAccess::read : PacketAccess::rewrite;
+
+// The same for an NF's own kernels and passes, over the packets it was handed (nf/nf_packets.h):
+// the per-packet checks are then those of NfPackets, which a loop over i < count() makes free.
 // A function that rewrites packets (takes a PacketRef) needs NfPackets<PacketAccess::rewrite>.
 template <PacketAccess A, typename View, typename Fn>
 GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const NfPackets<A>& packets, uint32_t i,
                                               const View& view, Fn fn) {
-  static_assert(A == PacketAccess::rewrite || std::is_invocable_v<Fn, const View&, PacketReader>,
+  static_assert(A == PacketAccess::rewrite || packet_access_of<View, Fn> == PacketAccess::read,
                 "the NF's function rewrites packets: it needs NfPackets<PacketAccess::rewrite>");
-  return step_packet(packets.framework_view(), i, packets.position(), view, fn, packets.slot());
+  if (!packets.here(i)) return false;
+  NfVerdict r = DropReason::none;
+  IsoFaultScope scope;
+  r = fn(view, packets.packet(i));
+  if (scope.faulted()) r = DropReason::nf_isolation_fault;
+  packets.finish(i, r);
+  return true;
 }
 template <PacketAccess A, typename View, typename Fn>
 uint32_t run_per_packet_cpu(const NfPackets<A>& packets, uint32_t begin, uint32_t end,

@@ -30,19 +30,24 @@ TEST(IsoFault, RefusedInsideAScopeAndNotedOnce) {
   EXPECT_TRUE(scope.faulted());
 }
 
-TEST(IsoFault, RefusedSubspanIsEmpty) {
+TEST(IsoFault, RefusedSubspanViewsScratch) {
   std::array<uint32_t, 8> memory{};
   IsoSpan<uint32_t> s(memory.data(), 8);
   IsoFaultScope scope;
   IsoSpan<uint32_t> inside = s.subspan(2, 6);
   EXPECT_EQ(inside.size(), 6u);
   EXPECT_FALSE(scope.faulted());
-  IsoSpan<uint32_t> past = s.subspan(4, 5);
-  EXPECT_TRUE(past.empty());
+  IsoSpan<uint32_t> past = s.subspan(4, 5);  // its count kept: it fits the scratch
+  EXPECT_EQ(past.size(), 5u);
   EXPECT_TRUE(scope.faulted());
-  past[0] = 1;  // still refused
+  for (uint32_t k = 0; k < past.size(); ++k) past[k] = 1;  // lands in scratch
+  EXPECT_FALSE(scope.faulted());
+  past[5] = 1;  // past the view: refused
   EXPECT_TRUE(scope.faulted());
   for (uint32_t v : memory) EXPECT_EQ(v, 0u);
+  IsoSpan<uint32_t> huge = s.subspan(1, kIsoScratchBytes);  // more than the scratch holds
+  EXPECT_TRUE(huge.empty());
+  EXPECT_TRUE(scope.faulted());
 }
 
 TEST(IsoFault, ARunIsReadWholeOrRefused) {
@@ -66,6 +71,17 @@ TEST(IsoFault, NestedScopesShareTheThreadsNote) {
     s[4] = 1;
   }
   EXPECT_TRUE(outer.faulted());
+}
+
+TEST(IsoFault, AScopeStartsWithoutANoteLeftBehind) {
+  std::array<uint8_t, 4> memory{};
+  IsoSpan<uint8_t> s(memory.data(), 4);
+  {
+    IsoFaultScope closed_without_taking_it;
+    s[4] = 1;
+  }
+  IsoFaultScope scope;
+  EXPECT_FALSE(scope.faulted());
 }
 
 TEST(IsoFaultDeathTest, OutsideAnyScopeAborts) {

@@ -192,39 +192,45 @@ struct EncapsulateWith {
     const uint32_t end = icv + kIcvBytes;
     if (end > s.size() || end > 0xFFFF || end - ip > 0xFFFF) return DropReason::oversize;
 
+    // The headers are written through views of their constant sizes, each checked once: the
+    // checks of their fields' constant offsets fold away.
     // Read what the outer header copies before the inner packet moves.
-    const uint8_t tos = s[ip + 1];  // DSCP and ECN copied (RFC 4301 5.1.2.1, RFC 6040 normal mode)
-    const uint16_t df = load_be16(s, ip + 6) & 0x4000;  // DF copied from the inner header
+    const IsoSpan<const uint8_t> inner_ip = s.subspan(ip, kOuterIpBytes);
+    const uint8_t tos = inner_ip[1];  // DSCP and ECN copied (RFC 4301 5.1.2.1, RFC 6040 normal mode)
+    const uint16_t df = load_be16(inner_ip, 6) & 0x4000;  // DF copied from the inner header
 
     // Move the inner packet up by 36 bytes to make room for the headers.
     move_bytes(s, ip, ct, inner);
     // Trailer: pad bytes 1, 2, 3 (RFC 4303 2.4), pad length, next header.
     const uint32_t pad = ct_len - inner - 2;
-    for (uint32_t k = 0; k < pad; ++k) s[ct + inner + k] = uint8_t(k + 1);
-    s[icv - 2] = uint8_t(pad);
-    s[icv - 1] = kNextHeaderIpv4;
+    const IsoSpan<uint8_t> trailer = s.subspan(ct + inner, pad + 2);
+    for (uint32_t k = 0; k < pad; ++k) trailer[k] = uint8_t(k + 1);
+    trailer[pad] = uint8_t(pad);
+    trailer[pad + 1] = kNextHeaderIpv4;
 
     const uint64_t iv = iv_of(v.iv_epoch, rec.seq);
     aes::ctr_xor(sa.enc, sa.nonce, iv, s, ct, ct_len, te);
 
-    store_be32(s, esp, sa.spi);
-    store_be32(s, esp + 4, rec.seq);
-    store_be32(s, esp + 8, uint32_t(iv >> 32));
-    store_be32(s, esp + 12, uint32_t(iv));
+    const IsoSpan<uint8_t> esp_iv = s.subspan(esp, kHeaderBytes + kIvBytes);
+    store_be32(esp_iv, 0, sa.spi);
+    store_be32(esp_iv, 4, rec.seq);
+    store_be32(esp_iv, 8, uint32_t(iv >> 32));
+    store_be32(esp_iv, 12, uint32_t(iv));
 
     // Outer IPv4 header: no options, ID from the sequence number (unique enough: the outer
     // packet is never fragmented by us), TTL 64, protocol 50, fresh checksum.
-    s[ip] = 0x45;
-    s[ip + 1] = tos;
-    store_be16(s, ip + 2, uint16_t(end - ip));
-    store_be16(s, ip + 4, uint16_t(rec.seq));
-    store_be16(s, ip + 6, df);
-    s[ip + 8] = kOuterTtl;
-    s[ip + 9] = kProtoEsp;
-    store_be16(s, ip + 10, 0);
-    store_be32(s, ip + 12, sa.local);
-    store_be32(s, ip + 16, sa.remote);
-    store_be16(s, ip + 10, ipv4_header_checksum(s, ip));
+    const IsoSpan<uint8_t> outer = s.subspan(ip, kOuterIpBytes);
+    outer[0] = 0x45;
+    outer[1] = tos;
+    store_be16(outer, 2, uint16_t(end - ip));
+    store_be16(outer, 4, uint16_t(rec.seq));
+    store_be16(outer, 6, df);
+    outer[8] = kOuterTtl;
+    outer[9] = kProtoEsp;
+    store_be16(outer, 10, 0);
+    store_be32(outer, 12, sa.local);
+    store_be32(outer, 16, sa.remote);
+    store_be16(outer, 10, ipv4_header_checksum(outer, 0));
 
     // Encrypt-then-MAC: the ICV covers ESP header, IV and ciphertext (RFC 4303 3.3.4).
     hmac_sha1::write_icv(sa.auth, s, esp, icv - esp, s, icv);

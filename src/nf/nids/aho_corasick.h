@@ -35,6 +35,7 @@
 #include "core/compat.h"
 #include "core/iso_span.h"
 #include "core/iso_view.h"
+#include "core/iso_walk.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/device_buffer.h"
@@ -85,14 +86,18 @@ class AhoCorasickRef {
   using iso_fields = IsoFields<IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
                                IsoSpan<const uint32_t>, IsoSpan<const uint16_t>,
                                IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
-                               IsoSpan<const uint8_t>, uint32_t>;  // core/iso_view.h
+                               IsoSpan<const uint8_t>, uint32_t, IsoRows<const uint32_t, 8>,
+                               IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>,
+                               IsoRows<const uint32_t, 0>>;  // core/iso_view.h
   AhoCorasickRef() = default;
   GPUNFV_HD AhoCorasickRef(IsoSpan<const uint32_t> delta, IsoSpan<const uint32_t> out_begin,
                            IsoSpan<const uint32_t> out_ids, IsoSpan<const uint16_t> depth,
                            IsoSpan<const uint32_t> pat_len, IsoSpan<const uint32_t> pat_off,
                            IsoSpan<const uint8_t> pat_bytes, uint32_t max_len)
       : delta_(delta), out_begin_(out_begin), out_ids_(out_ids), depth_(depth),
-        pat_len_(pat_len), pat_off_(pat_off), pat_bytes_(pat_bytes), max_len_(max_len) {}
+        pat_len_(pat_len), pat_off_(pat_off), pat_bytes_(pat_bytes), max_len_(max_len),
+        delta_rows_(delta), out_begin_rows_(out_begin), out_ids_rows_(out_ids),
+        pat_len_rows_(pat_len) {}
 
   GPUNFV_HD uint32_t pattern_count() const { return uint32_t(pat_len_.size()); }
   GPUNFV_HD uint32_t max_pattern_length() const { return max_len_; }
@@ -123,45 +128,53 @@ class AhoCorasickRef {
     if (begin >= end || max_len_ == 0) return;
     // An occurrence starting at end - 1 ends by end + max_len - 2 at the latest.
     const uint32_t hard_stop = end + max_len_ - 1 < n ? end + max_len_ - 1 : n;
-    // What the loop reads, in registers: the tables' spans (read through `this`, the kernel's
-    // parameter memory, they would be read again every byte, as the checks' refusals store),
-    // and the text up to hard_stop, whose bounds check is then the loop's own condition.
-    const IsoSpan<const uint32_t> delta = delta_;
+    // What the loop reads, in registers: the transitions as a walk (a row per state, kept
+    // inside the table without a branch per byte), the depths' span (read through `this`, the
+    // kernel's parameter memory, it would be read again every byte, as the checks' refusals
+    // store), and the text up to hard_stop, whose bounds check is then the loop's own condition.
+    IsoWalk<const uint32_t, 8> delta(delta_rows_);
     const IsoSpan<const uint16_t> depth = depth_;
     const IsoSpan<const uint8_t> window = text.subspan(0, hard_stop);
+    // A random payload ends an output state at most of its bytes: the output tables are
+    // walked as well (indices the tables give, clamped rather than checked).
+    Outputs out{IsoWalk<const uint32_t, 0>(out_begin_rows_), IsoWalk<const uint32_t, 0>(out_ids_rows_),
+                IsoWalk<const uint32_t, 0>(pat_len_rows_)};
     uint32_t state = 0;
     for (uint32_t i = begin; i < window.size(); ++i) {
       // Before byte i the state's string is text[i - depth, i): once it starts at or after
       // `end`, every occurrence still in progress starts there too and is the next chunk's.
       if (i >= end && depth[state] <= i - end) break;
-      const uint32_t e = delta[(size_t(state) << 8) | window[i]];
+      const uint32_t e = delta.at(state, window[i]);
       state = e & ac::kStateMask;
-      if (e & ac::kHasOutput) report(text, state, i, end, on_match);
+      if (e & ac::kHasOutput) report(out, text, state, i, end, on_match);
     }
   }
 
-  // Whether pattern p occurs in `text` ending at `end` (for case-sensitive patterns with
-  // letters: the automaton matched its folded form).
-  GPUNFV_HD bool verify(IsoSpan<const uint8_t> text, uint32_t p, uint32_t end) const {
-    const uint32_t len = pat_len_[p] & ac::kLenMask;
-    const uint32_t off = pat_off_[p];
-    const uint32_t start = end + 1 - len;
-    for (uint32_t k = 0; k < len; ++k)
-      if (text[start + k] != pat_bytes_[off + k]) return false;
+ private:
+  struct Outputs {
+    IsoWalk<const uint32_t, 0> begin, ids, pat_len;
+  };
+  // Whether pattern p, `len` bytes, occurs in `text` ending at `end` (for case-sensitive
+  // patterns with letters: the automaton matched its folded form). Both byte runs are taken
+  // with one check each; the loop's condition bounds the reads.
+  GPUNFV_HD bool verify(Outputs& out, IsoSpan<const uint8_t> text, uint32_t p, uint32_t len,
+                        uint32_t end) const {
+    const IsoSpan<const uint8_t> got = text.subspan(end + 1 - len, len);
+    const IsoSpan<const uint8_t> want = pat_bytes_.subspan(pat_off_[p], len);
+    for (uint32_t k = 0; k < got.size() && k < want.size(); ++k)
+      if (got[k] != want[k]) return false;
     return true;
   }
-
- private:
   template <typename OnMatch>
-  GPUNFV_HD void report(IsoSpan<const uint8_t> text, uint32_t state, uint32_t i, uint32_t end,
-                        OnMatch& on_match) const {
-    const auto outputs = out_begin_.template read<2>(state);  // [first, last): one check
-    for (uint32_t k = outputs[0]; k < outputs[1]; ++k) {
-      const uint32_t p = out_ids_[k];
-      const uint32_t len_flags = pat_len_[p];
+  GPUNFV_HD void report(Outputs& out, IsoSpan<const uint8_t> text, uint32_t state, uint32_t i,
+                        uint32_t end, OnMatch& on_match) const {
+    const uint32_t last = out.begin.at(state + 1);  // the state's outputs: [first, last)
+    for (uint32_t k = out.begin.at(state); k < last; ++k) {
+      const uint32_t p = out.ids.at(k);
+      const uint32_t len_flags = out.pat_len.at(p);
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.
       if (i + 1 - (len_flags & ac::kLenMask) >= end) continue;
-      if ((len_flags & ac::kVerify) && !verify(text, p, i)) continue;
+      if ((len_flags & ac::kVerify) && !verify(out, text, p, len_flags & ac::kLenMask, i)) continue;
       on_match(p, i);
     }
   }
@@ -174,6 +187,9 @@ class AhoCorasickRef {
   IsoSpan<const uint32_t> pat_off_;
   IsoSpan<const uint8_t> pat_bytes_;
   uint32_t max_len_ = 0;
+  // The tables a scan walks by the states and ids they hold (IsoWalk: clamped, not checked).
+  IsoRows<const uint32_t, 8> delta_rows_;
+  IsoRows<const uint32_t, 0> out_begin_rows_, out_ids_rows_, pat_len_rows_;
 };
 static_assert(std::is_trivially_copyable_v<AhoCorasickRef>);
 

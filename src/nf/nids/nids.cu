@@ -20,6 +20,7 @@
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 #include "nf/nf_count_kernel.cuh"
+#include "core/iso_walk.h"
 #include "nf/nids/nids.h"
 #include "core/debug_switches.h"
 
@@ -64,6 +65,54 @@ __device__ NidsResult group_merge(const NidsResult& mine) {
   return all;
 }
 
+// One lane's part of packet i (here: the packet waits at this NF): it scans its chunk of the
+// payload into the group's bitmap, then fires the rules anchored at the matched patterns it
+// holds. Returns the lane's partial record. Every lane of the warp calls it together.
+template <uint32_t G>
+__device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& v, uint32_t i,
+                                    bool here, IsoSpan<uint32_t> bits, uint32_t words,
+                                    unsigned group_mask) {
+  const uint32_t sub = threadIdx.x % G;
+  // Indexed by the pattern ids the automaton gives: clamped into the bitmap, not checked (the
+  // walk refuses an id past it when it ends, before the kernel takes the fault note).
+  __shared__ uint32_t spare_word[1];
+  IsoWalk<uint32_t, 0> bitmap(bits, spare_word);
+  bool any = false;
+  if (here) {
+    const PacketReader p = packets.packet(i);
+    IsoSpan<const uint8_t> frame = p.frame();
+    const PayloadRange pr = nids_payload(frame, p.headers());
+    IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
+    const NidsChunk c = nids_chunk(pr.length, G, sub);
+    v.matcher.ac.scan_range(payload, c.begin, c.end, [&](uint32_t pat, uint32_t) {
+      atomicOr(&bitmap.at(pat >> 5), 1u << (pat & 31));
+      any = true;
+    });
+  }
+
+  NidsResult mine;
+  const unsigned hits = __ballot_sync(kFullMask, any);
+  if (hits == 0) return mine;  // warp-uniform
+  __syncwarp();
+  const bool group_hit = (hits & group_mask) != 0;
+  if (group_hit) {
+    RuleMatcherRef::Walks rules = v.matcher.walks();
+    auto is_matched = [&](uint32_t q) { return ((bitmap.at(q >> 5) >> (q & 31)) & 1u) != 0; };
+    for (uint32_t w = sub; w < words; w += G) {
+      for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
+        const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
+        v.matcher.rules_fired_by(rules, q, is_matched, [&](uint32_t r) { mine.add(r); });
+      }
+    }
+  }
+  __syncwarp();
+  if (group_hit)
+    for (uint32_t w = sub; w < words; w += G)
+      if (bits[w] != 0) bits[w] = 0;
+  __syncwarp();
+  return mine;
+}
+
 template <uint32_t G>
 __global__ void nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
   extern __shared__ uint32_t shared[];
@@ -86,39 +135,7 @@ __global__ void nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
   for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count; base += stride) {
     const uint32_t i = base + group;
     const bool here = i < count && packets.here(i);
-    bool any = false;
-    if (here) {
-      const PacketReader p = packets.packet(i);
-      IsoSpan<const uint8_t> frame = p.frame();
-      const PayloadRange pr = nids_payload(frame, p.headers());
-      IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
-      const NidsChunk c = nids_chunk(pr.length, G, sub);
-      v.matcher.ac.scan_range(payload, c.begin, c.end, [&](uint32_t pat, uint32_t) {
-        atomicOr(&bits[pat >> 5], 1u << (pat & 31));
-        any = true;
-      });
-    }
-
-    NidsResult mine;
-    const unsigned hits = __ballot_sync(kFullMask, any);
-    if (hits != 0) {  // warp-uniform
-      __syncwarp();
-      const bool group_hit = (hits & group_mask) != 0;
-      if (group_hit) {
-        auto is_matched = [&](uint32_t q) { return ((bits[q >> 5] >> (q & 31)) & 1u) != 0; };
-        for (uint32_t w = sub; w < words; w += G) {
-          for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
-            const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
-            v.matcher.rules_fired_by(q, is_matched, [&](uint32_t r) { mine.add(r); });
-          }
-        }
-      }
-      __syncwarp();
-      if (group_hit)
-        for (uint32_t w = sub; w < words; w += G)
-          if (bits[w] != 0) bits[w] = 0;
-      __syncwarp();
-    }
+    const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, words, group_mask);
     NidsResult all = group_merge<G>(mine);
     all.rebase(v.rule_base);
     // A lane of the group that reached outside the NF's memory faults the packet.

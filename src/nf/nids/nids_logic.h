@@ -151,12 +151,15 @@ GPUNFV_HD GPUNFV_FORCEINLINE NfVerdict nids_verdict(const NidsView& v, const Nid
 // a bitmap (cleared again sparsely through the list of what was set). One scratch per thread.
 class NidsScratch {
  public:
-  explicit NidsScratch(uint32_t patterns) : bits_((patterns + 63) / 64, 0) {}
+  // A word at least: the bitmap is walked (core/iso_walk.h), and a walk's table holds a row.
+  explicit NidsScratch(uint32_t patterns) : bits_((patterns + 63) / 64 + (patterns == 0), 0) {}
 
   NidsResult evaluate(const RuleMatcherRef& m, IsoSpan<const uint8_t> payload) {
     matched_.clear();
-    m.ac.scan(payload, [this](uint32_t p, uint32_t) {
-      uint64_t& word = bits_[p >> 6];
+    // Indexed by the pattern ids the automaton gives: kept inside the bitmap (core/iso_walk.h).
+    IsoWalk<uint64_t, 0> bits(IsoSpan<uint64_t>(bits_.data(), bits_.size()));
+    m.ac.scan(payload, [&](uint32_t p, uint32_t) {
+      uint64_t& word = bits.at(p >> 6);
       const uint64_t bit = uint64_t(1) << (p & 63);
       if (!(word & bit)) {
         word |= bit;
@@ -164,9 +167,11 @@ class NidsScratch {
       }
     });
     NidsResult r;
-    auto is_matched = [this](uint32_t p) { return (bits_[p >> 6] >> (p & 63)) & 1; };
-    for (uint32_t p : matched_) m.rules_fired_by(p, is_matched, [&r](uint32_t rule) { r.add(rule); });
-    for (uint32_t p : matched_) bits_[p >> 6] = 0;
+    if (matched_.empty()) return r;
+    auto is_matched = [&](uint32_t p) { return (bits.at(p >> 6) >> (p & 63)) & 1; };
+    RuleMatcherRef::Walks rules = m.walks();
+    for (uint32_t p : matched_) m.rules_fired_by(rules, p, is_matched, [&r](uint32_t rule) { r.add(rule); });
+    for (uint32_t p : matched_) bits.at(p >> 6) = 0;
     return r;
   }
 

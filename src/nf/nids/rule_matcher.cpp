@@ -78,14 +78,17 @@ RuleMatcher::RuleMatcher(Compiled c)
       if (p != anchor[r]) rule_others_.push_back(p);
     rule_begin_.push_back(uint32_t(rule_others_.size()));
   }
+  // Tables a walk reads hold a row (core/iso_walk.h): an entry past the ranges, never read.
+  if (anchored_rules_.empty()) anchored_rules_.push_back(0);
+  if (rule_others_.empty()) rule_others_.push_back(0);
 }
 
 RuleMatcherRef RuleMatcher::ref() const {
-  return RuleMatcherRef{
-      ac_.ref(), IsoSpan<const uint32_t>(anchor_begin_.data(), anchor_begin_.size()),
-      IsoSpan<const uint32_t>(anchored_rules_.data(), anchored_rules_.size()),
-      IsoSpan<const uint32_t>(rule_begin_.data(), rule_begin_.size()),
-      IsoSpan<const uint32_t>(rule_others_.data(), rule_others_.size())};
+  using Rows = IsoRows<const uint32_t, 0>;
+  return RuleMatcherRef{ac_.ref(), Rows(IsoSpan<const uint32_t>(anchor_begin_.data(), anchor_begin_.size())),
+                        Rows(IsoSpan<const uint32_t>(anchored_rules_.data(), anchored_rules_.size())),
+                        Rows(IsoSpan<const uint32_t>(rule_begin_.data(), rule_begin_.size())),
+                        Rows(IsoSpan<const uint32_t>(rule_others_.data(), rule_others_.size()))};
 }
 
 std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
@@ -128,8 +131,9 @@ void RuleMatcher::upload_to_device() {
 }
 
 RuleMatcherRef RuleMatcher::device_ref() const {
-  return RuleMatcherRef{ac_.device_ref(), d_anchor_begin_.span(), d_anchored_rules_.span(),
-                        d_rule_begin_.span(), d_rule_others_.span()};
+  using Rows = IsoRows<const uint32_t, 0>;
+  return RuleMatcherRef{ac_.device_ref(), Rows(d_anchor_begin_.span()), Rows(d_anchored_rules_.span()),
+                        Rows(d_rule_begin_.span()), Rows(d_rule_others_.span())};
 }
 #endif
 

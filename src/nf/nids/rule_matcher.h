@@ -20,6 +20,8 @@
 
 #include "core/compat.h"
 #include "core/iso_span.h"
+#include "core/iso_view.h"
+#include "core/iso_walk.h"
 #include "nf/nids/aho_corasick.h"
 #include "nf/nids/rules_file.h"
 
@@ -30,28 +32,45 @@
 namespace gpunfv {
 
 struct RuleMatcherRef {
+  using iso_fields = IsoFields<AhoCorasickRef, IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>,
+                               IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>>;  // core/iso_view.h
   AhoCorasickRef ac;
-  IsoSpan<const uint32_t> anchor_begin;   // patterns + 1: CSR offsets into anchored_rules
-  IsoSpan<const uint32_t> anchored_rules; // rule indices, grouped by anchor pattern, ascending
-  IsoSpan<const uint32_t> rule_begin;     // rules + 1: CSR offsets into rule_others
-  IsoSpan<const uint32_t> rule_others;    // each rule's patterns other than its anchor
+  // Walked by the ids they hold (core/iso_walk.h): a pattern's rules, a rule's other patterns.
+  IsoRows<const uint32_t, 0> anchor_begin;   // patterns + 1: CSR offsets into anchored_rules
+  IsoRows<const uint32_t, 0> anchored_rules; // rule indices, grouped by anchor pattern, ascending
+  IsoRows<const uint32_t, 0> rule_begin;     // rules + 1: CSR offsets into rule_others
+  IsoRows<const uint32_t, 0> rule_others;    // each rule's patterns other than its anchor
 
   GPUNFV_HD uint32_t pattern_count() const { return ac.pattern_count(); }
-  GPUNFV_HD uint32_t rule_count() const { return uint32_t(rule_begin.size()) - 1; }
+  GPUNFV_HD uint32_t rule_count() const { return rule_begin.rows() - 1; }
+
+  // The tables as one packet's walks: made for the packet, ended before its fault note is taken.
+  struct Walks {
+    IsoWalk<const uint32_t, 0> anchor_begin, anchored_rules, rule_begin, rule_others;
+  };
+  GPUNFV_HD Walks walks() const {
+    return Walks{IsoWalk<const uint32_t, 0>(anchor_begin), IsoWalk<const uint32_t, 0>(anchored_rules),
+                 IsoWalk<const uint32_t, 0>(rule_begin), IsoWalk<const uint32_t, 0>(rule_others)};
+  }
 
   // Calls on_fire(rule) for each rule anchored at pattern `p` whose other patterns are all in
   // the matched set (`is_matched(pattern) -> bool`). Call it once per matched pattern.
   template <typename IsMatched, typename OnFire>
-  GPUNFV_HD void rules_fired_by(uint32_t p, IsMatched is_matched, OnFire on_fire) const {
-    const auto anchored = anchor_begin.template read<2>(p);  // CSR ranges: one check each
-    for (uint32_t k = anchored[0]; k < anchored[1]; ++k) {
-      const uint32_t r = anchored_rules[k];
-      const auto others = rule_begin.template read<2>(r);
+  GPUNFV_HD void rules_fired_by(Walks& w, uint32_t p, IsMatched is_matched, OnFire on_fire) const {
+    const uint32_t anchored_end = w.anchor_begin.at(p + 1);
+    for (uint32_t k = w.anchor_begin.at(p); k < anchored_end; ++k) {
+      const uint32_t r = w.anchored_rules.at(k);
+      const uint32_t others_end = w.rule_begin.at(r + 1);
       bool all = true;
-      for (uint32_t j = others[0]; all && j < others[1]; ++j)
-        all = is_matched(rule_others[j]);
+      for (uint32_t j = w.rule_begin.at(r); all && j < others_end; ++j)
+        all = is_matched(w.rule_others.at(j));
       if (all) on_fire(r);
     }
+  }
+  template <typename IsMatched, typename OnFire>
+  GPUNFV_HD void rules_fired_by(uint32_t p, IsMatched is_matched, OnFire on_fire) const {
+    Walks w = walks();
+    rules_fired_by(w, p, is_matched, on_fire);
   }
 };
 static_assert(std::is_trivially_copyable_v<RuleMatcherRef>);
@@ -68,6 +87,14 @@ class RuleMatcher {
   RuleMatcher& operator=(const RuleMatcher&) = delete;
 
   RuleMatcherRef ref() const;
+  // The rule index as the host holds it (see RuleMatcherRef), for peers matching the same rules.
+  struct Index {
+    std::span<const uint32_t> anchor_begin, anchored_rules, rule_begin, rule_others;
+  };
+  Index index() const {
+    return {anchor_begin_, std::span(anchored_rules_).first(anchor_begin_.back()), rule_begin_,
+            std::span(rule_others_).first(rule_begin_.back())};
+  }
   const PatternSet& patterns() const { return patterns_; }
   const AhoCorasick& automaton() const { return ac_; }
   uint32_t rule_count() const { return uint32_t(rule_begin_.size() - 1); }

@@ -110,7 +110,7 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   EXPECT_EQ(h.grid[0], 2u);  // 8 blocks of 128 would cover the batch; the share allows 2
   EXPECT_EQ(h.block[0], 128u);
   EXPECT_EQ(h.stream, 0x1234u);
-  ASSERT_EQ(h.args, 5u);
+  ASSERT_EQ(h.args, 3u);
   const std::string_view rest(got[0].payload.data() + sizeof h, got[0].payload.size() - sizeof h);
   const void* kernel = PerPacketKernel<TtlFilterView, TtlFilterLogic>::function;
   std::string name, file;
@@ -119,14 +119,21 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   ASSERT_FALSE(name.empty());
   EXPECT_EQ(rest.substr(0, h.name_bytes), name);
   EXPECT_EQ(rest.substr(h.name_bytes, h.file_bytes), file);
-  uint32_t sizes[5];
+  uint32_t sizes[3];
   std::memcpy(sizes, rest.data() + h.name_bytes + h.file_bytes, sizeof sizes);
-  EXPECT_EQ(sizes[0], sizeof(BatchView));
-  EXPECT_EQ(sizes[1], 1u);
-  EXPECT_EQ(sizes[2], sizeof(TtlFilterView));
-  const char* args = rest.data() + h.name_bytes + h.file_bytes + sizeof sizes;
-  EXPECT_EQ(std::memcmp(args, &b, sizeof b), 0);  // the Manager's device view, handed back
-  EXPECT_EQ(uint8_t(args[sizeof b]), 3u);          // the position
+  EXPECT_EQ(sizes[0], sizeof(NfPackets<>));
+  EXPECT_EQ(sizes[1], sizeof(TtlFilterView));
+  EXPECT_EQ(sizes[2], 1u);
+  // The NF's packets of the Manager's device view, at the position handed over. The view has no
+  // arrays here, so the NF's packets are none (nf/nf_packets.h: count() is what the arrays hold).
+  alignas(NfPackets<>) char packets_bytes[sizeof(NfPackets<>)];
+  std::memcpy(packets_bytes, rest.data() + h.name_bytes + h.file_bytes + sizeof sizes, sizeof packets_bytes);
+  const auto& packets = *reinterpret_cast<const NfPackets<>*>(packets_bytes);
+  EXPECT_EQ(packets.position(), 3u);
+  EXPECT_EQ(packets.count(), 0u);
+  BatchView handed = b;
+  handed.count = 0;
+  EXPECT_EQ(std::memcmp(&packets.framework_view(), &handed, sizeof handed), 0);
 
   // A malformed request is refused; the process goes on.
   r.text_bytes = 4;

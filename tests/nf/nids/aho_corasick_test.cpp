@@ -185,5 +185,32 @@ TEST(AhoCorasick, ChunkRunOnIsBoundedByLongestPattern) {
   EXPECT_EQ(all, naive(pats, text));
 }
 
+#if GPUNFV_CHECKED
+// A transition table whose entries name states past it (a corrupt or hostile table): the scan
+// stays inside the table and the walk is refused, so the NF's packet is dropped as
+// nf_isolation_fault. Under ASan a read past the vectors fails the test.
+TEST(AhoCorasick, TransitionsPastTheTableAreRefused) {
+  const uint32_t states = 2;
+  std::vector<uint32_t> delta(states * 256, 1);  // every byte leads to state 1 ...
+  delta[256 + 'x'] = 5000;                        // ... except 'x' from state 1: far past the table
+  const std::vector<uint32_t> out_begin(states + 1, 0);  // no state ends a pattern
+  const std::vector<uint16_t> depth(states, 1);
+  const std::vector<uint32_t> one_pattern = {0}, pat_len = {4}, pat_off = {0};
+  const std::vector<uint8_t> pat_bytes = {'w', 'x', 'y', 'z'};
+  const AhoCorasickRef ref(IsoSpan<const uint32_t>(delta.data(), delta.size()),
+                           IsoSpan<const uint32_t>(out_begin.data(), out_begin.size()),
+                           IsoSpan<const uint32_t>(one_pattern.data(), one_pattern.size()),
+                           IsoSpan<const uint16_t>(depth.data(), depth.size()),
+                           IsoSpan<const uint32_t>(pat_len.data(), pat_len.size()),
+                           IsoSpan<const uint32_t>(pat_off.data(), pat_off.size()),
+                           IsoSpan<const uint8_t>(pat_bytes.data(), pat_bytes.size()), 4);
+  IsoFaultScope scope;
+  ref.scan(span_of("abcd"), [](uint32_t, uint32_t) {});
+  EXPECT_FALSE(scope.faulted());
+  ref.scan(span_of("axyz"), [](uint32_t, uint32_t) {});
+  EXPECT_TRUE(scope.faulted());
+}
+#endif
+
 }  // namespace
 }  // namespace gpunfv
