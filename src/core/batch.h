@@ -139,7 +139,6 @@ class PacketReader {
   }
 
  protected:
-
   // This packet's entry of the per-packet array `a`.
   template <typename T>
   GPUNFV_HD GPUNFV_FORCEINLINE T& entry(const IsoSpan<T>& a) const {

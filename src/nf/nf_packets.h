@@ -54,13 +54,8 @@ class NfPackets {
            entry(b().next_nf, i) == static_cast<uint8_t>(position_ + 1);
   }
   // For counting once the NF's passes are done: packet i was sent to this NF; this NF dropped it.
-  GPUNFV_HD bool reached(uint32_t i) const {
-    return in_batch(i) && ((entry(b().visited, i) >> position_) & 1u);
-  }
-  GPUNFV_HD bool dropped(uint32_t i) const {
-    return in_batch(i) && entry(b().verdict, i) != static_cast<uint8_t>(DropReason::none) &&
-           entry(b().next_nf, i) == position_;
-  }
+  GPUNFV_HD bool reached(uint32_t i) const { return reached_node(b(), i, position_); }
+  GPUNFV_HD bool dropped(uint32_t i) const { return dropped_at_node(b(), i, position_); }
 
   GPUNFV_HD Packet packet(uint32_t i) const { return Packet(c_, i, slot_); }
   // The NF's slice of packet i's results record.

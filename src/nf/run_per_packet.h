@@ -10,6 +10,15 @@
 
 namespace gpunfv {
 
+// `fn` on one packet: its verdict, or nf_isolation_fault if the run reached outside the NF's
+// memory (core/iso_fault.h).
+template <typename View, typename Fn, typename Packet>
+GPUNFV_HD GPUNFV_FORCEINLINE NfVerdict verdict_of(const View& view, Fn fn, const Packet& p) {
+  IsoFaultScope scope;
+  const NfVerdict r = fn(view, p);
+  return scope.faulted() ? NfVerdict(DropReason::nf_isolation_fault) : r;
+}
+
 // Applies `fn` to packet i if it is alive and at `position`; advances it or records the drop
 // (`slot`: the NF's first own drop code and its results slice, core/batch.h). A packet whose run of
 // `fn` reached outside the NF's memory is dropped as nf_isolation_fault (core/iso_fault.h).
@@ -19,12 +28,10 @@ GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const BatchView& b, uint32_t i, ui
                                               const View& view, Fn fn, NfSlot slot) {
   if (b.verdict[i] != static_cast<uint8_t>(DropReason::none) || b.next_nf[i] != position) return false;
   NfVerdict r = DropReason::none;
-  IsoFaultScope scope;
   if constexpr (std::is_invocable_v<Fn, const View&, PacketReader>)
-    r = fn(view, PacketReader(b, i, slot));  // the NF does not rewrite packets
+    r = verdict_of(view, fn, PacketReader(b, i, slot));  // the NF does not rewrite packets
   else
-    r = fn(view, PacketRef(b, i, slot));
-  if (scope.faulted()) r = DropReason::nf_isolation_fault;
+    r = verdict_of(view, fn, PacketRef(b, i, slot));
   if (r.passes())
     b.next_nf[i] = static_cast<uint8_t>(position + 1);
   else
@@ -55,11 +62,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const NfPackets<A>& packets, uint3
   static_assert(A == PacketAccess::rewrite || packet_access_of<View, Fn> == PacketAccess::read,
                 "the NF's function rewrites packets: it needs NfPackets<PacketAccess::rewrite>");
   if (!packets.here(i)) return false;
-  NfVerdict r = DropReason::none;
-  IsoFaultScope scope;
-  r = fn(view, packets.packet(i));
-  if (scope.faulted()) r = DropReason::nf_isolation_fault;
-  packets.finish(i, r);
+  packets.finish(i, verdict_of(view, fn, packets.packet(i)));
   return true;
 }
 template <PacketAccess A, typename View, typename Fn>

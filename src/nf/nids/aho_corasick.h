@@ -128,8 +128,8 @@ class AhoCorasickRef {
     if (begin >= end || max_len_ == 0) return;
     // An occurrence starting at end - 1 ends by end + max_len - 2 at the latest.
     const uint32_t hard_stop = end + max_len_ - 1 < n ? end + max_len_ - 1 : n;
-    // What the loop reads, in registers: the transitions as a walk (a row per state, kept
-    // inside the table without a branch per byte), the depths' span (read through `this`, the
+    // What the loop reads: the transitions as a walk (a row per state, kept inside the table
+    // without a branch per byte), the depths' span in registers (read through `this`, the
     // kernel's parameter memory, it would be read again every byte, as the checks' refusals
     // store), and the text up to hard_stop, whose bounds check is then the loop's own condition.
     IsoWalk<const uint32_t, 8> delta(delta_rows_);
@@ -157,8 +157,7 @@ class AhoCorasickRef {
   // Whether pattern p, `len` bytes, occurs in `text` ending at `end` (for case-sensitive
   // patterns with letters: the automaton matched its folded form). Both byte runs are taken
   // with one check each; the loop's condition bounds the reads.
-  GPUNFV_HD bool verify(Outputs& out, IsoSpan<const uint8_t> text, uint32_t p, uint32_t len,
-                        uint32_t end) const {
+  GPUNFV_HD bool verify(IsoSpan<const uint8_t> text, uint32_t p, uint32_t len, uint32_t end) const {
     const IsoSpan<const uint8_t> got = text.subspan(end + 1 - len, len);
     const IsoSpan<const uint8_t> want = pat_bytes_.subspan(pat_off_[p], len);
     for (uint32_t k = 0; k < got.size() && k < want.size(); ++k)
@@ -174,7 +173,7 @@ class AhoCorasickRef {
       const uint32_t len_flags = out.pat_len.at(p);
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.
       if (i + 1 - (len_flags & ac::kLenMask) >= end) continue;
-      if ((len_flags & ac::kVerify) && !verify(out, text, p, len_flags & ac::kLenMask, i)) continue;
+      if ((len_flags & ac::kVerify) && !verify(text, p, len_flags & ac::kLenMask, i)) continue;
       on_match(p, i);
     }
   }
