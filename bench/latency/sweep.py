@@ -16,7 +16,7 @@ usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd,fw
 `fused` is unco with gpu_pipeline: fused (each batch's whole chain issued at once).
 `fused-graph` is fused with gpu_graphs: true (each batch's chain one CUDA graph launch).
 `persistent` is unco with gpu_pipeline: persistent (batches of up to 1024 packets served in place
-by a persistent kernel per chain while it has a free slot, others issued as fused).
+by a persistent kernel per chain, waiting for a slot when every one is taken; larger ones fused).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip

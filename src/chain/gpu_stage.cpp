@@ -22,9 +22,9 @@
 // per batch instead (chain/fused_graph.h).
 // Persistent pipeline (settings.gpu_pipeline: persistent): fused, except that a chain's pinned
 // host batches of up to gpu_persistent_packets go to the chain's persistent kernel
-// (chain/persistent_chain.h) instead of being issued while it has a free slot; other batches
-// are issued as fused ones. For the kernel's batches the stage's thread only writes a slot and
-// polls for it, in the same flight order.
+// (chain/persistent_chain.h) instead of being issued, waiting for a slot when every one is
+// taken; larger batches are issued as fused ones. For the kernel's batches the stage's thread
+// only writes a slot and polls for it, in the same flight order.
 #if GPUNFV_HAVE_CUDA
 #include <algorithm>
 #include <atomic>
@@ -37,6 +37,7 @@
 #include <memory>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -277,6 +278,7 @@ class GpuStage final : public ProcessingStage {
     std::vector<FusedGraph> fused_graphs;     // settings.gpu_graphs: one per fused stream
     size_t next_fused = 0;
     size_t persistent_out = 0;  // of the flights, those in a persistent kernel's slots
+    Batch* waiting = nullptr;   // a small batch popped while every slot was taken
     std::vector<cudaEvent_t> free_events;
     std::deque<Flight> flights;
     cudaStream_t stream() const { return lane ? lane->gs.stream : own_stream; }
@@ -407,7 +409,10 @@ class GpuStage final : public ProcessingStage {
         }
       }
       if (!moving && w.flights.size() < depth) {
-        if (Batch* b = flow.pop(s, monotonic_ns())) {
+        Batch* b = w.waiting ? std::exchange(w.waiting, nullptr) : flow.pop(s, monotonic_ns());
+        if (b && waits_for_slot(w, b)) {
+          w.waiting = b;
+        } else if (b) {
           if (fused_)
             issue_fused(w, b);
           else
@@ -419,7 +424,7 @@ class GpuStage final : public ProcessingStage {
         idle = 0;
         continue;
       }
-      if (stopping_ && w.flights.empty()) break;
+      if (stopping_ && w.flights.empty() && !w.waiting) break;
       // A persistent kernel's batches are polled closely: a sleep would add to their latency.
       if (++idle < 64 || (persistent_pipeline_ && !w.flights.empty()))
         std::this_thread::yield();
@@ -515,13 +520,22 @@ class GpuStage final : public ProcessingStage {
     return true;
   }
 
-  // A batch for the chain's persistent kernel: pinned host memory, small enough to run in place.
-  // With every slot taken, the batch is issued instead: under load the kernel's slots and the
-  // fused streams carry batches side by side.
-  bool goes_persistent(const Worker& w, const Batch* b) const {
+  // A batch the chain's persistent kernel can take: pinned host memory, small enough to run in
+  // place. Larger ones are issued fused: under load the kernel's slots and the fused streams
+  // carry batches side by side.
+  bool fits_persistent(const Worker& w, const Batch* b) const {
     return w.chain < persistent_.size() && persistent_[w.chain] && !b->device_resident() &&
-           b->page_locked() && b->count() <= rc_.settings.gpu_persistent_packets &&
-           w.persistent_out < rc_.settings.gpu_in_flight;
+           b->page_locked() && b->count() <= rc_.settings.gpu_persistent_packets;
+  }
+  bool goes_persistent(const Worker& w, const Batch* b) const {
+    return fits_persistent(w, b) && w.persistent_out < rc_.settings.gpu_in_flight;
+  }
+  // A batch that fits the kernel but finds every slot taken waits for the oldest slot (a
+  // batch's time in the kernel) rather than being issued fused: a fused flight of a few packets
+  // takes several times as long, and the slots' batches behind it in the flights then wait for
+  // it too, so that more small batches find the slots taken.
+  bool waits_for_slot(const Worker& w, const Batch* b) const {
+    return fits_persistent(w, b) && w.persistent_out >= rc_.settings.gpu_in_flight;
   }
 
   // Batches a stage thread keeps out at once: gpu_in_flight, and under the persistent pipeline
