@@ -8,16 +8,29 @@
 // when it starts (tables that may be walked are made with at least one).
 //
 // IsoRows is the table as a ref holds it (a view, like IsoSpan); IsoWalk one walk over it.
+//
+// IsoDfa: a DFA's transition table, whose entries name the next row, checked once where it is
+// handed out (every entry names a row of the table) instead of at every step. An IsoDfaWalk
+// keeps its row to itself: it starts at row 0 and moves only to rows the table names, so it
+// never leaves the table, with no instruction per step for it. NF code reads the entries a walk
+// gives but cannot set its row (a row it computes itself goes through an IsoWalk). A table must
+// not change once handed out: automata are built whole and replaced whole.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
 
 #include "core/compat.h"
 #include "core/iso_fault.h"
 #include "core/iso_span.h"
 
 namespace gpunfv {
+
+template <unsigned Log2W, uint32_t Mask>
+class IsoDfaWalk;
 
 // A table as rows of 2^Log2W elements (a trailing partial row is not reached), for walks: a
 // view like IsoSpan, which a table ref holds, with its last row worked out once where the
@@ -96,6 +109,81 @@ class IsoWalk {
   uint32_t rows_ = 0;
   uint32_t last_ = 0;
   uint32_t highest_ = 0;  // the highest row asked for
+};
+
+// A transition table: rows of 2^Log2W entries, (entry & Mask) the next row.
+template <unsigned Log2W, uint32_t Mask>
+class IsoDfa {
+ public:
+  static constexpr size_t kWidth = size_t(1) << Log2W;
+
+  constexpr IsoDfa() = default;
+  // `table` as the ref reads it, and `contents`: the same entries on the host (the table itself
+  // on the CPU backend; the host copy a device table was uploaded from). Throws
+  // std::invalid_argument for an entry that names a row past the table, a table of no whole
+  // row or of a partial one, or contents of another size.
+  IsoDfa(IsoSpan<const uint32_t> table, std::span<const uint32_t> contents)
+      : base_(table.framework_data()) {
+    if (table.size() != contents.size() || table.size() % kWidth != 0 || table.empty())
+      throw std::invalid_argument("a transition table of " + std::to_string(table.size()) +
+                                  " entries (" + std::to_string(contents.size()) +
+                                  " on the host), not whole rows of " + std::to_string(kWidth));
+    const size_t rows = table.size() >> Log2W;
+    if (rows - 1 > size_t(Mask))
+      throw std::invalid_argument("a transition table with more rows than its entries can name");
+    rows_ = uint32_t(rows);
+    for (size_t k = 0; k < contents.size(); ++k)
+      if ((contents[k] & Mask) >= rows_)
+        throw std::invalid_argument("transition table entry " + std::to_string(k) +
+                                    " names row " + std::to_string(contents[k] & Mask) + " of " +
+                                    std::to_string(rows_));
+  }
+  GPUNFV_HD uint32_t rows() const { return rows_; }
+
+ private:
+  friend class IsoDfaWalk<Log2W, Mask>;
+  const uint32_t* base_ = nullptr;
+  uint32_t rows_ = 0;
+};
+
+// One walk over an IsoDfa from row 0. A walk over a table of no row (a default-made one) is
+// refused when it starts and stays on scratch's row 0.
+template <unsigned Log2W, uint32_t Mask>
+class IsoDfaWalk {
+ public:
+  static constexpr size_t kWidth = size_t(1) << Log2W;
+  static_assert(kWidth * sizeof(uint32_t) <= kIsoScratchBytes, "a row larger than the refusal scratch");
+
+  GPUNFV_HD explicit IsoDfaWalk(const IsoDfa<Log2W, Mask>& dfa) : base_(dfa.base_) {
+#if GPUNFV_CHECKED
+    if (dfa.rows_ == 0) {
+      base_ = static_cast<const uint32_t*>(iso_refuse(kWidth, 0));
+      mask_ = 0;
+    }
+#endif
+  }
+  IsoDfaWalk(const IsoDfaWalk&) = delete;
+  IsoDfaWalk& operator=(const IsoDfaWalk&) = delete;
+
+  // The entry for the current row and `col` (modulo the row width); the walk moves to the row
+  // it names.
+  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t step(uint32_t col) {
+    const uint32_t e = base_[(size_t(row_) << Log2W) | (col & (kWidth - 1))];
+#if GPUNFV_CHECKED
+    row_ = e & mask_;
+#else
+    row_ = e & Mask;
+#endif
+    return e;
+  }
+  GPUNFV_HD uint32_t row() const { return row_; }
+
+ private:
+  const uint32_t* base_;
+  uint32_t row_ = 0;
+#if GPUNFV_CHECKED
+  uint32_t mask_ = Mask;
+#endif
 };
 
 }  // namespace gpunfv

@@ -1,5 +1,6 @@
 // IsoWalk (core/iso_walk.h): a table walked by row numbers it holds itself stays inside the
-// table; a row past it is read as the last row and refused once, when the walk ends.
+// table; a row past it is read as the last row and refused once, when the walk ends. IsoDfa: a
+// transition table is checked once when handed out, and a walk over it follows its entries.
 #include "core/iso_walk.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,45 @@ TEST(IsoWalk, RowsInsideTheTableAreReadAsTheyAre) {
     EXPECT_EQ(walk.at(1, 6), 12u);  // the column is taken modulo the row's width
   }
   EXPECT_FALSE(scope.faulted());
+}
+
+// A DFA of 3 rows of 4 entries: entry (r, c) names row (r + c) % 3, with a flag bit above.
+std::vector<uint32_t> dfa_of() {
+  std::vector<uint32_t> t;
+  for (uint32_t r = 0; r < 3; ++r)
+    for (uint32_t c = 0; c < 4; ++c) t.push_back(((r + c) % 3) | (c == 3 ? 0x100u : 0u));
+  return t;
+}
+
+TEST(IsoDfa, AWalkFollowsTheRowsItsEntriesName) {
+  const std::vector<uint32_t> t = dfa_of();
+  const IsoDfa<2, 0xFF> dfa(IsoSpan<const uint32_t>(t.data(), t.size()), t);
+  EXPECT_EQ(dfa.rows(), 3u);
+  IsoFaultScope scope;
+  IsoDfaWalk<2, 0xFF> walk(dfa);
+  EXPECT_EQ(walk.row(), 0u);
+  EXPECT_EQ(walk.step(1), 1u);
+  EXPECT_EQ(walk.row(), 1u);
+  EXPECT_EQ(walk.step(3), 0x100u | 1u);  // the flag comes with the entry, the row without it
+  EXPECT_EQ(walk.row(), 1u);
+  EXPECT_EQ(walk.step(6), 0u);  // the column is taken modulo the row's width: (1 + 2) % 3
+  EXPECT_EQ(walk.row(), 0u);
+  EXPECT_FALSE(scope.faulted());
+}
+
+TEST(IsoDfa, ATableNamingARowPastItIsRefusedWhenHandedOut) {
+  std::vector<uint32_t> t = dfa_of();
+  t[5] = 3;  // row 1 names row 3 of 3
+  EXPECT_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(t.data(), t.size()), t)), std::invalid_argument);
+  t[5] = 0x102;  // bits outside the mask are not the row
+  EXPECT_NO_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(t.data(), t.size()), t)));
+  const std::vector<uint32_t> host(t.begin(), t.end() - 4);  // contents of another size
+  EXPECT_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(t.data(), t.size()), host)), std::invalid_argument);
+  const std::vector<uint32_t> partial = {0, 0, 0};
+  EXPECT_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(partial.data(), partial.size()), partial)),
+               std::invalid_argument);
+  const std::vector<uint32_t> none;
+  EXPECT_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(none.data(), 0), none)), std::invalid_argument);
 }
 
 #if GPUNFV_CHECKED
@@ -72,6 +112,18 @@ TEST(IsoWalk, AnEmptyTableInSharedMemoryIsWalkedOverItsSpareRow) {
   }
   EXPECT_EQ(spare[0], 7u);
   EXPECT_TRUE(scope.faulted());
+}
+
+// A walk over a default-made IsoDfa (no table) is refused and reads scratch's first row only.
+TEST(IsoDfa, AWalkOverNoTableIsRefusedAndStaysOnScratch) {
+  const IsoDfa<2, 0xFF> none;
+  IsoFaultScope scope;
+  IsoDfaWalk<2, 0xFF> walk(none);
+  EXPECT_TRUE(scope.faulted());
+  for (uint32_t c = 0; c < 8; ++c) {
+    (void)walk.step(c);
+    EXPECT_EQ(walk.row(), 0u);
+  }
 }
 
 // A walk outside an NF's fault scope is framework code: a row past the table aborts.

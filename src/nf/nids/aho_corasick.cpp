@@ -78,15 +78,16 @@ size_t AhoCorasick::state_count_of(std::span<const Pattern> patterns) {
 }
 
 size_t AhoCorasick::build_bytes_of(std::span<const Pattern> patterns) {
-  // Per state: its row, depth, out_begin; during the build its trie node and the child entry
-  // naming it, and its BFS order, new id, failure state and output flag.
-  constexpr size_t kPerState = 256 * sizeof(uint32_t) + sizeof(uint16_t) + sizeof(uint32_t) +
+  // Per state: its row, depth and outputs row; during the build its trie node and the child
+  // entry naming it, its BFS order, new id, failure state, output flag and output offset.
+  constexpr size_t kPerState = 256 * sizeof(uint32_t) + sizeof(uint16_t) + 2 * sizeof(uint32_t) +
                                sizeof(TrieNode) + sizeof(std::pair<uint8_t, uint32_t>) +
-                               3 * sizeof(uint32_t) + sizeof(uint8_t);
+                               4 * sizeof(uint32_t) + sizeof(uint8_t);
   size_t pattern_bytes = 0;
   for (const Pattern& p : patterns) pattern_bytes += p.bytes.size();
-  // Per pattern: its length, offset and at least one output entry.
-  return state_count_of(patterns) * kPerState + patterns.size() * 3 * sizeof(uint32_t) +
+  // Per pattern: its length, offset and at least one output (its id during the build, then its
+  // row of two words).
+  return state_count_of(patterns) * kPerState + patterns.size() * 5 * sizeof(uint32_t) +
          pattern_bytes;
 }
 
@@ -152,25 +153,33 @@ AhoCorasick::AhoCorasick(std::span<const Pattern> patterns) {
     for (int c = 'A'; c <= 'Z'; ++c) row[c] = row[c - 'A' + 'a'];
   }
 
-  // 4. Outputs, flattened: a state ends its own patterns and those of its failure state.
-  out_begin_.resize(states + 1);
-  out_begin_[0] = 0;
+  // 4. Outputs, flattened: a state ends its own patterns and those of its failure state (whose
+  // outputs come before its own, in breadth-first order). Rows [0, states) hold each state's
+  // output rows, which follow from row `states` on.
+  std::vector<uint32_t> ids;               // every state's output pattern ids, state by state
+  std::vector<uint32_t> begin(states + 1);  // state s's ids: [begin[s], begin[s + 1])
   for (uint32_t s = 0; s < states; ++s) {
     const auto& ends = trie[order[s]].ends;
-    out_ids_.insert(out_ids_.end(), ends.begin(), ends.end());
-    if (s != 0) {
-      const uint32_t f = fail[s];
-      for (uint32_t k = out_begin_[f]; k < out_begin_[f + 1]; ++k) out_ids_.push_back(out_ids_[k]);
-    }
-    if (out_ids_.size() > UINT32_MAX) throw std::length_error("too many automaton outputs");
-    out_begin_[s + 1] = uint32_t(out_ids_.size());
+    ids.insert(ids.end(), ends.begin(), ends.end());
+    if (s != 0)
+      for (uint32_t k = begin[fail[s]]; k < begin[fail[s] + 1]; ++k) ids.push_back(ids[k]);
+    if (states + ids.size() > UINT32_MAX / 2) throw std::length_error("too many automaton outputs");
+    begin[s + 1] = uint32_t(ids.size());
   }
+  outputs_.resize(2 * (states + ids.size()));
+  for (uint32_t s = 0; s < states; ++s) {
+    outputs_[2 * s] = uint32_t(states) + begin[s];
+    outputs_[2 * s + 1] = uint32_t(states) + begin[s + 1];
+  }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    outputs_[2 * (states + k)] = ids[k];
+    outputs_[2 * (states + k) + 1] = pat_len_[ids[k]];
+  }
+  host_delta_ = AhoCorasickRef::Transitions(IsoSpan<const uint32_t>(delta_.data(), delta_.size()), delta_);
 }
 
 AhoCorasickRef AhoCorasick::ref() const {
-  return AhoCorasickRef(IsoSpan<const uint32_t>(delta_.data(), delta_.size()),
-                        IsoSpan<const uint32_t>(out_begin_.data(), out_begin_.size()),
-                        IsoSpan<const uint32_t>(out_ids_.data(), out_ids_.size()),
+  return AhoCorasickRef(host_delta_, IsoSpan<const uint32_t>(outputs_.data(), outputs_.size()),
                         IsoSpan<const uint16_t>(depth_.data(), depth_.size()),
                         IsoSpan<const uint32_t>(pat_len_.data(), pat_len_.size()),
                         IsoSpan<const uint32_t>(pat_off_.data(), pat_off_.size()),
@@ -178,8 +187,8 @@ AhoCorasickRef AhoCorasick::ref() const {
 }
 
 size_t AhoCorasick::table_bytes() const {
-  return delta_.size() * sizeof(uint32_t) + out_begin_.size() * sizeof(uint32_t) +
-         out_ids_.size() * sizeof(uint32_t) + depth_.size() * sizeof(uint16_t) +
+  return delta_.size() * sizeof(uint32_t) + outputs_.size() * sizeof(uint32_t) +
+         depth_.size() * sizeof(uint16_t) +
          pat_len_.size() * sizeof(uint32_t) + pat_off_.size() * sizeof(uint32_t) +
          pat_bytes_.size();
 }
@@ -197,8 +206,8 @@ std::vector<uint32_t> AhoCorasick::matched_patterns(std::span<const uint8_t> tex
 void AhoCorasick::upload_to_device() {
   if (d_delta_.size() != 0) return;
   d_delta_.upload(delta_);
-  d_out_begin_.upload(out_begin_);
-  d_out_ids_.upload(out_ids_);
+  device_delta_ = AhoCorasickRef::Transitions(d_delta_.span(), delta_);
+  d_outputs_.upload(outputs_);
   d_depth_.upload(depth_);
   d_pat_len_.upload(pat_len_);
   d_pat_off_.upload(pat_off_);
@@ -206,8 +215,8 @@ void AhoCorasick::upload_to_device() {
 }
 
 AhoCorasickRef AhoCorasick::device_ref() const {
-  return AhoCorasickRef(d_delta_.span(), d_out_begin_.span(), d_out_ids_.span(), d_depth_.span(),
-                        d_pat_len_.span(), d_pat_off_.span(), d_pat_bytes_.span(), max_len_);
+  return AhoCorasickRef(device_delta_, d_outputs_.span(), d_depth_.span(), d_pat_len_.span(),
+                        d_pat_off_.span(), d_pat_bytes_.span(), max_len_);
 }
 #endif
 

@@ -16,8 +16,10 @@
 // Layout (states numbered in breadth-first order, so the shallow states every scan visits sit
 // together at the start of the table):
 //   delta       states x 256 uint32: next state | kHasOutput when that state ends >= 1 pattern
-//   out_begin   states + 1: CSR offsets into out_ids
-//   out_ids     pattern ids each state ends (its own, and those of its suffix states: flattened)
+//   outputs     rows of 2 uint32. Row s < states: the rows [first, last) of the state's
+//               outputs. Each later row: one output, (pattern id, length | kVerify), for the
+//               state's own patterns and those of its suffix states, flattened. One table, so a
+//               scan reads a state's outputs through one walk (core/iso_walk.h).
 //   depth       states uint16: length of the state's string (for chunked scans)
 //   pat_len     patterns: length | kVerify when the pattern is case-sensitive with letters
 //   pat_off, pat_bytes: the patterns' bytes (caseless ones lower-cased), for verification
@@ -83,29 +85,20 @@ inline constexpr uint32_t kMaxPatternBytes = 65535;  // depth is 16 bits
 
 class AhoCorasickRef {
  public:
-  using iso_fields = IsoFields<IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
-                               IsoSpan<const uint32_t>, IsoSpan<const uint16_t>,
-                               IsoSpan<const uint32_t>, IsoSpan<const uint32_t>,
-                               IsoSpan<const uint8_t>, uint32_t, IsoRows<const uint32_t, 8>,
-                               IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>,
-                               IsoRows<const uint32_t, 0>>;  // core/iso_view.h
+  using Transitions = IsoDfa<8, ac::kStateMask>;  // core/iso_walk.h
+  using iso_fields = IsoFields<Transitions, IsoSpan<const uint16_t>, IsoSpan<const uint32_t>,
+                               IsoSpan<const uint32_t>, IsoSpan<const uint8_t>, uint32_t,
+                               IsoRows<const uint32_t, 1>>;  // core/iso_view.h
   AhoCorasickRef() = default;
-  GPUNFV_HD AhoCorasickRef(IsoSpan<const uint32_t> delta, IsoSpan<const uint32_t> out_begin,
-                           IsoSpan<const uint32_t> out_ids, IsoSpan<const uint16_t> depth,
-                           IsoSpan<const uint32_t> pat_len, IsoSpan<const uint32_t> pat_off,
-                           IsoSpan<const uint8_t> pat_bytes, uint32_t max_len)
-      : delta_(delta), out_begin_(out_begin), out_ids_(out_ids), depth_(depth),
-        pat_len_(pat_len), pat_off_(pat_off), pat_bytes_(pat_bytes), max_len_(max_len),
-        delta_rows_(delta), out_begin_rows_(out_begin), out_ids_rows_(out_ids),
-        pat_len_rows_(pat_len) {}
+  GPUNFV_HD AhoCorasickRef(Transitions delta, IsoSpan<const uint32_t> outputs,
+                           IsoSpan<const uint16_t> depth, IsoSpan<const uint32_t> pat_len,
+                           IsoSpan<const uint32_t> pat_off, IsoSpan<const uint8_t> pat_bytes,
+                           uint32_t max_len)
+      : delta_(delta), depth_(depth), pat_len_(pat_len), pat_off_(pat_off),
+        pat_bytes_(pat_bytes), max_len_(max_len), output_rows_(outputs) {}
 
   GPUNFV_HD uint32_t pattern_count() const { return uint32_t(pat_len_.size()); }
   GPUNFV_HD uint32_t max_pattern_length() const { return max_len_; }
-
-  // The table entry for `state` reading `byte`: next state (kStateMask) | kHasOutput.
-  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t step(uint32_t state, uint8_t byte) const {
-    return delta_[(size_t(state) << 8) | byte];
-  }
 
   // Reports on_match(pattern, end) for every occurrence in `text` (end: index of its last
   // byte); a pattern occurring several times is reported each time.
@@ -128,32 +121,27 @@ class AhoCorasickRef {
     if (begin >= end || max_len_ == 0) return;
     // An occurrence starting at end - 1 ends by end + max_len - 2 at the latest.
     const uint32_t hard_stop = end + max_len_ - 1 < n ? end + max_len_ - 1 : n;
-    // What the loop reads: the transitions as a walk (a row per state, kept inside the table
-    // without a branch per byte), the depths' span in registers (read through `this`, the
-    // kernel's parameter memory, it would be read again every byte, as the checks' refusals
-    // store), and the text up to hard_stop, whose bounds check is then the loop's own condition.
-    IsoWalk<const uint32_t, 8> delta(delta_rows_);
+    // What the loop reads: the transitions as a DFA walk (its rows were checked when the table
+    // was handed out, so a step costs no check), the depths' span in registers (read through
+    // `this`, the kernel's parameter memory, it would be read again every byte, as the checks'
+    // refusals store), and the text up to hard_stop, whose bounds check is then the loop's own
+    // condition.
+    IsoDfaWalk<8, ac::kStateMask> delta(delta_);
     const IsoSpan<const uint16_t> depth = depth_;
     const IsoSpan<const uint8_t> window = text.subspan(0, hard_stop);
-    // A random payload ends an output state at most of its bytes: the output tables are
-    // walked as well (indices the tables give, clamped rather than checked).
-    Outputs out{IsoWalk<const uint32_t, 0>(out_begin_rows_), IsoWalk<const uint32_t, 0>(out_ids_rows_),
-                IsoWalk<const uint32_t, 0>(pat_len_rows_)};
-    uint32_t state = 0;
+    // A random payload ends an output state at most of its bytes: the outputs are walked as
+    // well (rows the table gives, clamped rather than checked).
+    IsoWalk<const uint32_t, 1> out(output_rows_);
     for (uint32_t i = begin; i < window.size(); ++i) {
       // Before byte i the state's string is text[i - depth, i): once it starts at or after
       // `end`, every occurrence still in progress starts there too and is the next chunk's.
-      if (i >= end && depth[state] <= i - end) break;
-      const uint32_t e = delta.at(state, window[i]);
-      state = e & ac::kStateMask;
-      if (e & ac::kHasOutput) report(out, text, state, i, end, on_match);
+      if (i >= end && depth[delta.row()] <= i - end) break;
+      const uint32_t e = delta.step(window[i]);
+      if (e & ac::kHasOutput) report(out, text, delta.row(), i, end, on_match);
     }
   }
 
  private:
-  struct Outputs {
-    IsoWalk<const uint32_t, 0> begin, ids, pat_len;
-  };
   // Whether pattern p, `len` bytes, occurs in `text` ending at `end` (for case-sensitive
   // patterns with letters: the automaton matched its folded form). Both byte runs are taken
   // with one check each; the loop's condition bounds the reads.
@@ -165,12 +153,12 @@ class AhoCorasickRef {
     return true;
   }
   template <typename OnMatch>
-  GPUNFV_HD void report(Outputs& out, IsoSpan<const uint8_t> text, uint32_t state, uint32_t i,
-                        uint32_t end, OnMatch& on_match) const {
-    const uint32_t last = out.begin.at(state + 1);  // the state's outputs: [first, last)
-    for (uint32_t k = out.begin.at(state); k < last; ++k) {
-      const uint32_t p = out.ids.at(k);
-      const uint32_t len_flags = out.pat_len.at(p);
+  GPUNFV_HD void report(IsoWalk<const uint32_t, 1>& out, IsoSpan<const uint8_t> text, uint32_t state,
+                        uint32_t i, uint32_t end, OnMatch& on_match) const {
+    const uint32_t last = out.at(state, 1);  // the state's output rows: [first, last)
+    for (uint32_t k = out.at(state, 0); k < last; ++k) {
+      const uint32_t p = out.at(k, 0);
+      const uint32_t len_flags = out.at(k, 1);
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.
       if (i + 1 - (len_flags & ac::kLenMask) >= end) continue;
       if ((len_flags & ac::kVerify) && !verify(text, p, len_flags & ac::kLenMask, i)) continue;
@@ -178,17 +166,14 @@ class AhoCorasickRef {
     }
   }
 
-  IsoSpan<const uint32_t> delta_;
-  IsoSpan<const uint32_t> out_begin_;
-  IsoSpan<const uint32_t> out_ids_;
+  Transitions delta_;
   IsoSpan<const uint16_t> depth_;
   IsoSpan<const uint32_t> pat_len_;
   IsoSpan<const uint32_t> pat_off_;
   IsoSpan<const uint8_t> pat_bytes_;
   uint32_t max_len_ = 0;
-  // The tables a scan walks by the states and ids they hold (IsoWalk: clamped, not checked).
-  IsoRows<const uint32_t, 8> delta_rows_;
-  IsoRows<const uint32_t, 0> out_begin_rows_, out_ids_rows_, pat_len_rows_;
+  // The outputs, walked by the rows they hold (IsoWalk: clamped, not checked).
+  IsoRows<const uint32_t, 1> output_rows_;
 };
 static_assert(std::is_trivially_copyable_v<AhoCorasickRef>);
 
@@ -216,9 +201,11 @@ class AhoCorasick {
   AhoCorasickRef ref() const;
 
   uint32_t state_count() const { return uint32_t(depth_.size()); }
+  // The table entry for `state` reading `byte`: next state (ac::kStateMask) | ac::kHasOutput.
+  uint32_t transition(uint32_t state, uint8_t byte) const { return delta_[(size_t(state) << 8) | byte]; }
   uint32_t pattern_count() const { return uint32_t(pat_len_.size()); }
   uint32_t max_pattern_length() const { return max_len_; }
-  size_t output_entries() const { return out_ids_.size(); }
+  size_t output_entries() const { return outputs_.size() / 2 - depth_.size(); }
   // Bytes of all tables (what the device holds too).
   size_t table_bytes() const;
 
@@ -234,16 +221,17 @@ class AhoCorasick {
 
  private:
   std::vector<uint32_t> delta_;
-  std::vector<uint32_t> out_begin_;
-  std::vector<uint32_t> out_ids_;
+  AhoCorasickRef::Transitions host_delta_;  // delta_, checked once
+  std::vector<uint32_t> outputs_;
   std::vector<uint16_t> depth_;
   std::vector<uint32_t> pat_len_;
   std::vector<uint32_t> pat_off_;
   std::vector<uint8_t> pat_bytes_;
   uint32_t max_len_ = 0;
 #if GPUNFV_HAVE_CUDA
-  DeviceBuffer<uint32_t> d_delta_, d_out_begin_, d_out_ids_, d_pat_len_, d_pat_off_;
+  DeviceBuffer<uint32_t> d_delta_, d_outputs_, d_pat_len_, d_pat_off_;
   DeviceBuffer<uint16_t> d_depth_;
+  AhoCorasickRef::Transitions device_delta_;  // d_delta_, checked once
   DeviceBuffer<uint8_t> d_pat_bytes_;
 #endif
 };

@@ -48,18 +48,17 @@ __device__ uint32_t group_sum(uint32_t v) {
 }
 
 // The packet's record from its lanes' partial ones: the lanes fired disjoint sets of rules,
-// so the lowest 7 overall are among the lanes' lowest 7, taken one by one with a group minimum.
-// A fixed number of rounds (no early exit), so every lane of the warp shuffles together.
+// so the lowest 7 overall are among the lanes' lowest 7, taken one by one with a group minimum
+// (a lane's list is sorted, kNidsNoRule past its kept rules). A fixed number of rounds (no early
+// exit), so every lane of the warp shuffles together.
 template <uint32_t G>
-__device__ NidsResult group_merge(const NidsResult& mine) {
+__device__ NidsResult group_merge(NidsResult mine) {
   NidsResult all;
   all.fired = group_sum<G>(mine.fired);
-  const uint32_t kept = mine.kept();
-  uint32_t next = 0;
   for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
-    const uint32_t head = next < kept ? mine.rules[next] : kNidsNoRule;
+    const uint32_t head = mine.rules[0];
     const uint32_t m = group_min<G>(head);
-    if (m != kNidsNoRule && head == m) ++next;
+    mine.pop_front(m != kNidsNoRule && head == m);
     all.rules[k] = m;
   }
   return all;

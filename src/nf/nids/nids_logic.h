@@ -92,16 +92,24 @@ struct NidsResult {
   }
   GPUNFV_HD uint32_t kept() const { return fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket; }
 
-  // Counts rule r (each firing rule is added once) and keeps it if among the lowest.
-  GPUNFV_HD void add(uint32_t r) {
+  // Counts rule r (each firing rule is added once) and keeps it if among the lowest: r moves
+  // up the sorted list, each slot keeping the smaller of itself and what comes up, and the
+  // largest falls off the end. Fixed indices and no branch, so that a GPU thread keeps the list
+  // in registers (a data-dependent index puts an array in local memory).
+  GPUNFV_HD GPUNFV_FORCEINLINE void add(uint32_t r) {
     ++fired;
-    if (r >= rules[kNidsRulesPerPacket - 1]) return;
-    uint32_t k = kNidsRulesPerPacket - 1;
-    while (k > 0 && rules[k - 1] > r) {
-      rules[k] = rules[k - 1];
-      --k;
+    uint32_t up = r;
+    for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
+      const uint32_t low = rules[k] < up ? rules[k] : up;
+      up = rules[k] < up ? up : rules[k];
+      rules[k] = low;
     }
-    rules[k] = r;
+  }
+  // Takes the lowest kept rule off the front (the others move down one), by fixed indices as
+  // add() does; `take` false leaves the list as it is.
+  GPUNFV_HD GPUNFV_FORCEINLINE void pop_front(bool take) {
+    for (uint32_t k = 0; k + 1 < kNidsRulesPerPacket; ++k) rules[k] = take ? rules[k + 1] : rules[k];
+    if (take) rules[kNidsRulesPerPacket - 1] = kNidsNoRule;
   }
 
   // Rule indices of the version's rule set made global (NidsView::rule_base), order kept.

@@ -101,9 +101,8 @@ TEST(AhoCorasick, MixedCaseSensitivity) {
   EXPECT_EQ(scanned(ac, text), want);
   EXPECT_EQ(naive(pats, text), want);
   // Upper-case columns are the lower-case ones: no fold at scan time.
-  AhoCorasickRef r = ac.ref();
   for (uint32_t s = 0; s < ac.state_count(); ++s)
-    for (int c = 'A'; c <= 'Z'; ++c) ASSERT_EQ(r.step(s, uint8_t(c)), r.step(s, uint8_t(c + 32)));
+    for (int c = 'A'; c <= 'Z'; ++c) ASSERT_EQ(ac.transition(s, uint8_t(c)), ac.transition(s, uint8_t(c + 32)));
 }
 
 TEST(AhoCorasick, NestedPatternsAndBinaryBytes) {
@@ -185,29 +184,42 @@ TEST(AhoCorasick, ChunkRunOnIsBoundedByLongestPattern) {
   EXPECT_EQ(all, naive(pats, text));
 }
 
-#if GPUNFV_CHECKED
-// A transition table whose entries name states past it (a corrupt or hostile table): the scan
-// stays inside the table and the walk is refused, so the NF's packet is dropped as
-// nf_isolation_fault. Under ASan a read past the vectors fails the test.
-TEST(AhoCorasick, TransitionsPastTheTableAreRefused) {
+// A transition table whose entries name states past it (a corrupt or hostile table) is refused
+// when it is handed out: a DFA walk takes no check per step.
+TEST(AhoCorasick, TransitionsPastTheTableAreRefusedWhenHandedOut) {
   const uint32_t states = 2;
-  std::vector<uint32_t> delta(states * 256, 1);  // every byte leads to state 1 ...
-  delta[256 + 'x'] = 5000;                        // ... except 'x' from state 1: far past the table
-  const std::vector<uint32_t> out_begin(states + 1, 0);  // no state ends a pattern
-  const std::vector<uint16_t> depth(states, 1);
-  const std::vector<uint32_t> one_pattern = {0}, pat_len = {4}, pat_off = {0};
-  const std::vector<uint8_t> pat_bytes = {'w', 'x', 'y', 'z'};
-  const AhoCorasickRef ref(IsoSpan<const uint32_t>(delta.data(), delta.size()),
-                           IsoSpan<const uint32_t>(out_begin.data(), out_begin.size()),
-                           IsoSpan<const uint32_t>(one_pattern.data(), one_pattern.size()),
+  std::vector<uint32_t> delta(states * 256, 1);
+  delta[256 + 'x'] = 5000;  // 'x' from state 1: far past the table
+  using Transitions = AhoCorasickRef::Transitions;
+  EXPECT_THROW(Transitions(IsoSpan<const uint32_t>(delta.data(), delta.size()), delta), std::invalid_argument);
+  delta[256 + 'x'] = 1 | ac::kHasOutput;  // the flag is not part of the row
+  EXPECT_NO_THROW(Transitions(IsoSpan<const uint32_t>(delta.data(), delta.size()), delta));
+  delta.pop_back();  // a partial row
+  EXPECT_THROW(Transitions(IsoSpan<const uint32_t>(delta.data(), delta.size()), delta), std::invalid_argument);
+}
+
+#if GPUNFV_CHECKED
+// An output row naming output rows past the table: the scan reads inside the table only, and
+// the walk over the outputs is refused.
+TEST(AhoCorasick, OutputsPastTheTableAreRefused) {
+  const uint32_t states = 2;
+  std::vector<uint32_t> delta(states * 256, 0);
+  delta['w'] = 1 | ac::kHasOutput;                      // 'w' from the root ends state 1's outputs
+  const std::vector<uint32_t> outputs = {2, 2, 2, 5000,  // state 1: rows [2, 5000), past the table
+                                         0, 1};          // row 2: pattern 0, 1 byte
+  const std::vector<uint16_t> depth = {0, 1};
+  const std::vector<uint32_t> pat_len = {1}, pat_off = {0};
+  const std::vector<uint8_t> pat_bytes = {'w'};
+  const AhoCorasickRef ref(AhoCorasickRef::Transitions(IsoSpan<const uint32_t>(delta.data(), delta.size()), delta),
+                           IsoSpan<const uint32_t>(outputs.data(), outputs.size()),
                            IsoSpan<const uint16_t>(depth.data(), depth.size()),
                            IsoSpan<const uint32_t>(pat_len.data(), pat_len.size()),
                            IsoSpan<const uint32_t>(pat_off.data(), pat_off.size()),
-                           IsoSpan<const uint8_t>(pat_bytes.data(), pat_bytes.size()), 4);
+                           IsoSpan<const uint8_t>(pat_bytes.data(), pat_bytes.size()), 1);
   IsoFaultScope scope;
-  ref.scan(span_of("abcd"), [](uint32_t, uint32_t) {});
+  ref.scan(span_of("abc"), [](uint32_t, uint32_t) {});
   EXPECT_FALSE(scope.faulted());
-  ref.scan(span_of("axyz"), [](uint32_t, uint32_t) {});
+  ref.scan(span_of("aw"), [](uint32_t p, uint32_t) { EXPECT_EQ(p, 0u); });
   EXPECT_TRUE(scope.faulted());
 }
 #endif

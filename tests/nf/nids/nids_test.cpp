@@ -160,17 +160,12 @@ NidsResult emulate_group(const RuleMatcherRef& m, const std::vector<uint8_t>& pa
         m.rules_fired_by(q, is_matched, [&](uint32_t r) { lanes[lane].add(r); });
       }
   NidsResult all;
-  uint32_t next[32] = {};
   for (uint32_t lane = 0; lane < group_lanes; ++lane) all.fired += lanes[lane].fired;
   for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
-    uint32_t min = kNidsNoRule, owner = 0;
-    for (uint32_t lane = 0; lane < group_lanes; ++lane) {
-      const uint32_t head = next[lane] < lanes[lane].kept() ? lanes[lane].rules[next[lane]]
-                                                             : kNidsNoRule;
-      if (head < min) min = head, owner = lane;
-    }
-    if (min == kNidsNoRule) break;
-    ++next[owner];
+    uint32_t min = kNidsNoRule;
+    for (uint32_t lane = 0; lane < group_lanes; ++lane) min = std::min(min, lanes[lane].rules[0]);
+    for (uint32_t lane = 0; lane < group_lanes; ++lane)
+      lanes[lane].pop_front(min != kNidsNoRule && lanes[lane].rules[0] == min);
     all.rules[k] = min;
   }
   return all;
