@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
     nlohmann::json a, b;
     nf.report(a);
     peer.report(b);
+    // The packets each table version processed are counted where the NF processes a batch: the
+    // timed copy processed it, its peer only collects.
+    a.erase("table_versions");
+    b.erase("table_versions");
     if (a != b) {
       ++mismatches;
       std::fprintf(stderr, "collect_bench: %s: collect() and its reference disagree:\n%s\n%s\n",
