@@ -76,11 +76,7 @@ class NfPackets {
 
   // Ends this NF's work on packet i, which is here(): on to the next node, or dropped as `r`.
   GPUNFV_HD void finish(uint32_t i, NfVerdict r) const {
-    if (!here(i)) return;
-    if (r.passes())
-      entry(b().next_nf, i) = static_cast<uint8_t>(position_ + 1);
-    else
-      entry(b().verdict, i) = r.code(slot_.first_drop);
+    if (here(i)) framework_finish(i, r);
   }
   // Drops packet i, which this NF passed, as `r` (back at this NF's node, as a drop of its own).
   GPUNFV_HD void drop_passed(uint32_t i, NfVerdict r) const {
@@ -91,6 +87,13 @@ class NfPackets {
 
   // The whole batch, for the framework's drivers (nf/run_per_packet.h); NF code must not call it.
   GPUNFV_HD const BatchView& framework_view() const { return b(); }
+  // finish() of a packet the driver found here() already; NF code must not call it.
+  GPUNFV_HD void framework_finish(uint32_t i, NfVerdict r) const {
+    if (r.passes())
+      entry(b().next_nf, i) = static_cast<uint8_t>(position_ + 1);
+    else
+      entry(b().verdict, i) = r.code(slot_.first_drop);
+  }
 
  private:
   template <PacketAccess B>

@@ -62,7 +62,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE bool step_packet(const NfPackets<A>& packets, uint3
   static_assert(A == PacketAccess::rewrite || packet_access_of<View, Fn> == PacketAccess::read,
                 "the NF's function rewrites packets: it needs NfPackets<PacketAccess::rewrite>");
   if (!packets.here(i)) return false;
-  packets.finish(i, verdict_of(view, fn, packets.packet(i)));
+  packets.framework_finish(i, verdict_of(view, fn, packets.packet(i)));
   return true;
 }
 template <PacketAccess A, typename View, typename Fn>

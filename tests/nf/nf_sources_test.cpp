@@ -3,7 +3,7 @@
 // those calls for it), never the CUDA runtime or a <<<>>> launch; its own kernels only through
 // launch_nf_kernel(), whose compile-time check admits no parameter but the NF's NfPackets and
 // views (nf/nf_kernel.h); and memory only through its views, never framework_data() or
-// framework_view(), nor NfPackets but through packets_at() (isoPointer).
+// framework_view() or framework_finish(), nor NfPackets but through packets_at() (isoPointer).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -57,7 +57,8 @@ TEST(NfSources, ReachTheGpuOnlyThroughGpuCalls) {
 
 TEST(NfSources, ReachMemoryOnlyThroughTheirViews) {
   for_each_nf_source([](const std::string& file, const std::string& text) {
-    for (const char* call : {"framework_data(", "framework_view(", "framework_run<", "framework_packets_at<"})
+    for (const char* call : {"framework_data(", "framework_view(", "framework_run<", "framework_packets_at<",
+                             "framework_finish("})
       EXPECT_EQ(text.find(call), std::string::npos)
           << file << " reaches memory through " << call << "): use the NF's views (IsoSpan, NfPackets)";
   });
