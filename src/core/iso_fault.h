@@ -11,11 +11,11 @@
 // On the device every access out of bounds is refused and noted (a trap would end the CUDA
 // context, and every chain with it); only the drivers take the notes.
 //
-// A device note is a bit per lane in a word per hardware warp slot (SM, warp slot), in a table
-// of the kernel's own module (each .cu file has its table; the driver that takes a note runs
-// in the same kernel as the access that made it). A warp keeps its slot unless the GPU preempts
-// it mid-packet; a note is then taken by another warp of the same module, so another packet of
-// that module's NFs is the one dropped. Nothing is made outside the spans either way.
+// A device note is a byte per thread of the block, in shared memory of the kernel that made
+// it (a block has at most 1024 threads): the driver that takes it runs in the same thread, and
+// a scope clears its thread's byte when it opens, so a note never outlives its block or reaches
+// another kernel. Noting is one store, and taking a note one shared-memory read a packet (no
+// atomics, no global memory). Scopes do not nest on the device.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,9 @@ namespace gpunfv {
 
 // Largest element an IsoSpan may hold: a refused access reads or writes this much scratch.
 inline constexpr size_t kIsoScratchBytes = 1024;
+// Shared memory a block of a checking kernel holds for its threads' notes (see above): a
+// kernel that sizes its own shared memory leaves this much.
+inline constexpr size_t kIsoNoteBytes = GPUNFV_CHECKED ? 1024 : 0;
 
 namespace iso_fault_detail {
 
@@ -40,22 +43,12 @@ struct HostThread {
 inline thread_local HostThread host_thread;
 
 #if defined(__CUDACC__)
-inline constexpr uint32_t kWarpSlots = 1u << 14;  // SMs x warp slots per SM, with room
-static __device__ uint32_t device_lanes[kWarpSlots];
-static __device__ uint32_t device_any;  // 1 once any thread of the module made a note
 static __device__ __align__(16) unsigned char device_scratch[kIsoScratchBytes];
 
-__device__ GPUNFV_FORCEINLINE uint32_t warp_slot() {
-  uint32_t sm, warps, warp;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  asm volatile("mov.u32 %0, %%nwarpid;" : "=r"(warps));
-  asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
-  return (sm * warps + warp) & (kWarpSlots - 1);
-}
-__device__ GPUNFV_FORCEINLINE uint32_t lane_bit() {
-  uint32_t lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return 1u << lane;
+// This thread's note, in the shared memory of the kernel that uses it.
+__device__ GPUNFV_FORCEINLINE unsigned char& device_note() {
+  __shared__ unsigned char notes[kIsoNoteBytes > 0 ? kIsoNoteBytes : 1];
+  return notes[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)];
 }
 #endif
 
@@ -82,10 +75,8 @@ GPUNFV_NOINLINE inline void* refuse_on_host(size_t index, size_t size) {
 // follow the ABI's register conventions in every kernel that checks.
 GPUNFV_HD GPUNFV_FORCEINLINE void* iso_refuse(size_t index, size_t size) {
 #if defined(__CUDA_ARCH__)
-  using namespace iso_fault_detail;
-  atomicOr(&device_lanes[warp_slot()], lane_bit());
-  device_any = 1;
-  return device_scratch;
+  iso_fault_detail::device_note() = 1;
+  return iso_fault_detail::device_scratch;
 #else
   return iso_fault_detail::refuse_on_host(index, size);
 #endif
@@ -95,8 +86,10 @@ GPUNFV_HD GPUNFV_FORCEINLINE void* iso_refuse(size_t index, size_t size) {
 // was refused since the scope opened (or since faulted() last said so) and clears the note.
 class IsoFaultScope {
  public:
-#if defined(__CUDA_ARCH__) || !GPUNFV_CHECKED
+#if !GPUNFV_CHECKED
   GPUNFV_HD IsoFaultScope() {}
+#elif defined(__CUDA_ARCH__)
+  __device__ IsoFaultScope() { iso_fault_detail::device_note() = 0; }
 #else
   // The outermost scope starts without a note: one left by a scope that closed without taking
   // it belongs to no packet of this one.
@@ -112,12 +105,9 @@ class IsoFaultScope {
 #if !GPUNFV_CHECKED
     return false;
 #elif defined(__CUDA_ARCH__)
-    using namespace iso_fault_detail;
-    if (device_any == 0) return false;
-    const uint32_t bit = lane_bit();
-    uint32_t& word = device_lanes[warp_slot()];
-    if ((word & bit) == 0) return false;
-    atomicAnd(&word, ~bit);
+    unsigned char& note = iso_fault_detail::device_note();
+    if (note == 0) return false;
+    note = 0;
     return true;
 #else
     iso_fault_detail::HostThread& t = iso_fault_detail::host_thread;

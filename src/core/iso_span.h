@@ -26,7 +26,10 @@ class IsoSpan {
  public:
   using element_type = T;
   constexpr IsoSpan() = default;
-  GPUNFV_HD constexpr IsoSpan(T* base, size_t size) : base_(base), size_(size) {}
+  // A view holds at most 2^32 - 1 elements (a larger `size` views that many): a 32-bit size
+  // keeps a checking kernel's compares and registers those of 32-bit indices.
+  GPUNFV_HD constexpr IsoSpan(T* base, size_t size)
+      : base_(base), size_(size < kMaxSize ? uint32_t(size) : kMaxSize) {}
 
   GPUNFV_HD GPUNFV_FORCEINLINE T& operator[](size_t i) const {
 #if GPUNFV_CHECKED
@@ -81,8 +84,9 @@ class IsoSpan {
   GPUNFV_HD T* framework_data() const { return base_; }
 
  private:
+  static constexpr uint32_t kMaxSize = UINT32_MAX;
   T* base_ = nullptr;
-  size_t size_ = 0;
+  uint32_t size_ = 0;
 };
 
 static_assert(std::is_trivially_copyable_v<IsoSpan<uint8_t>>);

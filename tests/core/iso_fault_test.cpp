@@ -62,6 +62,19 @@ TEST(IsoFault, ARunIsReadWholeOrRefused) {
   EXPECT_TRUE(scope.faulted());
 }
 
+TEST(IsoFault, AViewOfMoreThan32BitsOfElementsViewsFewer) {
+  std::array<uint8_t, 1> memory{};
+  const IsoSpan<uint8_t> s(memory.data(), size_t(1) << 33);  // only ever read at 0 below
+  EXPECT_EQ(s.size(), size_t(UINT32_MAX));
+  IsoFaultScope scope;
+  s[0] = 1;
+  EXPECT_FALSE(scope.faulted());
+  s[size_t(1) << 32] = 2;  // an index past 32 bits is refused, not cut to 0
+  s[UINT32_MAX] = 2;
+  EXPECT_TRUE(scope.faulted());
+  EXPECT_EQ(memory[0], 1);
+}
+
 TEST(IsoFault, NestedScopesShareTheThreadsNote) {
   std::array<uint8_t, 4> memory{};
   IsoSpan<uint8_t> s(memory.data(), 4);

@@ -143,13 +143,13 @@ class AhoCorasickRef {
 
  private:
   // Whether pattern p, `len` bytes, occurs in `text` ending at `end` (for case-sensitive
-  // patterns with letters: the automaton matched its folded form). Both byte runs are taken
-  // with one check each; the loop's condition bounds the reads.
+  // patterns with letters: the automaton matched its folded form). Byte by byte, each read
+  // checked: two sub-views would hold two more pointers live inside the scan loop, and this
+  // runs only where a folded pattern ended.
   GPUNFV_HD bool verify(IsoSpan<const uint8_t> text, uint32_t p, uint32_t len, uint32_t end) const {
-    const IsoSpan<const uint8_t> got = text.subspan(end + 1 - len, len);
-    const IsoSpan<const uint8_t> want = pat_bytes_.subspan(pat_off_[p], len);
-    for (uint32_t k = 0; k < got.size() && k < want.size(); ++k)
-      if (got[k] != want[k]) return false;
+    const uint32_t from = end + 1 - len, off = pat_off_[p];
+    for (uint32_t k = 0; k < len; ++k)
+      if (text[from + k] != pat_bytes_[off + k]) return false;
     return true;
   }
   template <typename OnMatch>

@@ -32,6 +32,8 @@ constexpr uint32_t kLanes = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 constexpr uint32_t kDefaultGroupLanes = 8;
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
+// Shared memory the kernel holds besides its bitmaps: the refusal notes and a spare word.
+constexpr size_t kStaticShared = kIsoNoteBytes + 16;
 
 // Reductions over the G lanes of a group (xor offsets below G stay inside an aligned group);
 // every lane of the warp takes part.
@@ -112,8 +114,11 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
   return mine;
 }
 
+// Full occupancy whatever the block size: at most 32 registers. The scan is a chain of
+// dependent loads, and its speed is the warps an SM holds; the checks' rare paths (a refusal,
+// firing rules) spill a few words rather than cost a quarter of the warps.
 template <uint32_t G>
-__global__ void nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
+__global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -197,7 +202,7 @@ void Nids::upload(NidsTables& t) {
   // default 48 KiB the kernel opts in to what the device allows. With a large rule set (about
   // 100K patterns and more) there is room for one bitmap per warp only: a warp per packet.
   const size_t bitmap = bitmap_bytes(t.matcher.automaton().pattern_count());
-  const int optin = gpu::max_shared_per_block_optin();
+  const int optin = gpu::max_shared_per_block_optin() - int(kStaticShared);
   uint32_t lanes = kDefaultGroupLanes;
   if (const uint32_t want = debug_switches().nids_lanes) lanes = want;
   while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
@@ -207,8 +212,8 @@ void Nids::upload(NidsTables& t) {
                             " patterns need a " + std::to_string(bitmap) +
                             " B bitmap per warp, more shared memory than the device has");
   t.group_lanes = lanes;
-  t.shared_limit = kDefaultSharedLimit;
-  if (bitmap * (kLanes / lanes) > kDefaultSharedLimit) {
+  t.shared_limit = kDefaultSharedLimit - kStaticShared;
+  if (bitmap * (kLanes / lanes) > t.shared_limit) {
     allow_shared(optin);
     t.shared_limit = size_t(optin);
   }
