@@ -1,5 +1,5 @@
 // IsoWalk (core/iso_walk.h): a table walked by row numbers it holds itself stays inside the
-// table; a row past it is read as the last row and refused once, when the walk ends. IsoDfa: a
+// table; a row past it is refused and read as the last row. IsoDfa: a
 // transition table is checked once when handed out, and a walk over it follows its entries.
 #include "core/iso_walk.h"
 
@@ -71,47 +71,51 @@ TEST(IsoDfa, ATableNamingARowPastItIsRefusedWhenHandedOut) {
 }
 
 #if GPUNFV_CHECKED
-TEST(IsoWalk, ARowPastTheTableReadsTheLastRowAndIsRefusedWhenTheWalkEnds) {
+TEST(IsoWalk, ARowPastTheTableIsRefusedAndReadsTheLastRow) {
   std::vector<uint32_t> t = table_of(3);
   t.push_back(99);  // a partial row is not reached
   IsoFaultScope scope;
-  {
-    IsoWalk<const uint32_t, 2> walk(IsoSpan<const uint32_t>(t.data(), t.size()));
-    EXPECT_EQ(walk.rows(), 3u);
-    EXPECT_EQ(walk.at(3, 0), 20u);
-    EXPECT_EQ(walk.at(0xFFFFFFFFu, 1), 21u);
-    EXPECT_EQ(walk.at(1, 1), 11u);
-    EXPECT_FALSE(scope.faulted());  // noted when the walk ends
-  }
+  IsoWalk<const uint32_t, 2> walk(IsoSpan<const uint32_t>(t.data(), t.size()));
+  EXPECT_EQ(walk.rows(), 3u);
+  EXPECT_EQ(walk.at(1, 1), 11u);
+  EXPECT_FALSE(scope.faulted());
+  EXPECT_EQ(walk.at(3, 0), 20u);
   EXPECT_TRUE(scope.faulted());
+  EXPECT_EQ(walk.at(0xFFFFFFFFu, 1), 21u);
+  EXPECT_TRUE(scope.faulted());
+  EXPECT_EQ(walk.at(2, 3), 23u);
   EXPECT_FALSE(scope.faulted());
 }
 
 TEST(IsoWalk, ATableWithoutAWholeRowIsRefusedWhenTheWalkStarts) {
   const std::vector<uint32_t> t = {1, 2, 3};
   IsoFaultScope scope;
-  {
-    IsoWalk<const uint32_t, 2> walk(IsoSpan<const uint32_t>(t.data(), t.size()));
-    EXPECT_EQ(walk.rows(), 0u);
-    EXPECT_TRUE(scope.faulted());
-    (void)walk.at(0, 1);  // reads scratch, never the three elements or their neighbours
-  }
+  IsoWalk<const uint32_t, 2> walk(IsoSpan<const uint32_t>(t.data(), t.size()));
+  EXPECT_EQ(walk.rows(), 0u);
+  EXPECT_TRUE(scope.faulted());
+  (void)walk.at(0, 1);  // reads scratch, never the three elements or their neighbours
   EXPECT_FALSE(scope.faulted());  // row 0 is the scratch's
 }
 
+TEST(IsoWalk, ADefaultMadeTableIsRefusedWhenTheWalkStarts) {
+  const IsoRows<const uint32_t, 2> none;
+  IsoFaultScope scope;
+  IsoWalk<const uint32_t, 2> walk(none);
+  EXPECT_TRUE(scope.faulted());
+  (void)walk.at(5, 0);  // scratch's row 0, not a null table
+  EXPECT_TRUE(scope.faulted());
+}
+
 TEST(IsoWalk, AnEmptyTableInSharedMemoryIsWalkedOverItsSpareRow) {
-  const std::vector<uint32_t> t;
   uint32_t spare[1] = {42};
   IsoFaultScope scope;
-  {
-    IsoWalk<uint32_t, 0> walk(IsoSpan<uint32_t>(nullptr, 0), spare);
-    EXPECT_EQ(walk.at(0), 42u);
-    walk.at(0) = 7;
-    EXPECT_FALSE(scope.faulted());
-    (void)walk.at(1);  // past the spare row too: refused when the walk ends
-  }
-  EXPECT_EQ(spare[0], 7u);
+  IsoWalk<uint32_t, 0> walk(IsoSpan<uint32_t>(nullptr, 0), spare);
+  EXPECT_EQ(walk.at(0), 42u);
+  walk.at(0) = 7;
+  EXPECT_FALSE(scope.faulted());
+  EXPECT_EQ(walk.at(1), 7u);  // past the spare row too: refused, and reads it
   EXPECT_TRUE(scope.faulted());
+  EXPECT_EQ(spare[0], 7u);
 }
 
 // A walk over a default-made IsoDfa (no table) is refused and reads scratch's first row only.

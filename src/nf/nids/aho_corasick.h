@@ -130,7 +130,7 @@ class AhoCorasickRef {
     const IsoSpan<const uint16_t> depth = depth_;
     const IsoSpan<const uint8_t> window = text.subspan(0, hard_stop);
     // A random payload ends an output state at most of its bytes: the outputs are walked as
-    // well (rows the table gives, clamped rather than checked).
+    // well (core/iso_walk.h: no branch per access).
     IsoWalk<const uint32_t, 1> out(output_rows_);
     for (uint32_t i = begin; i < window.size(); ++i) {
       // Before byte i the state's string is text[i - depth, i): once it starts at or after
@@ -172,7 +172,7 @@ class AhoCorasickRef {
   IsoSpan<const uint32_t> pat_off_;
   IsoSpan<const uint8_t> pat_bytes_;
   uint32_t max_len_ = 0;
-  // The outputs, walked by the rows they hold (IsoWalk: clamped, not checked).
+  // The outputs, walked by the rows they hold (IsoWalk).
   IsoRows<const uint32_t, 1> output_rows_;
 };
 static_assert(std::is_trivially_copyable_v<AhoCorasickRef>);

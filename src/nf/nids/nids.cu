@@ -74,8 +74,8 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
                                     bool here, IsoSpan<uint32_t> bits, uint32_t words,
                                     unsigned group_mask) {
   const uint32_t sub = threadIdx.x % G;
-  // Indexed by the pattern ids the automaton gives: clamped into the bitmap, not checked (the
-  // walk refuses an id past it when it ends, before the kernel takes the fault note).
+  // Indexed by the pattern ids the automaton gives, walked (an id past the bitmap is refused
+  // and reaches the spare word, in shared memory like the bitmap).
   __shared__ uint32_t spare_word[1];
   IsoWalk<uint32_t, 0> bitmap(bits, spare_word);
   bool any = false;
@@ -97,7 +97,7 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
   __syncwarp();
   const bool group_hit = (hits & group_mask) != 0;
   if (group_hit) {
-    RuleMatcherRef::Walks rules = v.matcher.walks();
+    RuleMatcherRef::Walk rules = v.matcher.walk();
     auto is_matched = [&](uint32_t q) { return ((bitmap.at(q >> 5) >> (q & 31)) & 1u) != 0; };
     for (uint32_t w = sub; w < words; w += G) {
       for (uint32_t x = bits[w]; x != 0; x &= x - 1) {

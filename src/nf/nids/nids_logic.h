@@ -177,7 +177,7 @@ class NidsScratch {
     NidsResult r;
     if (matched_.empty()) return r;
     auto is_matched = [&](uint32_t p) { return (bits.at(p >> 6) >> (p & 63)) & 1; };
-    RuleMatcherRef::Walks rules = m.walks();
+    RuleMatcherRef::Walk rules = m.walk();
     for (uint32_t p : matched_) m.rules_fired_by(rules, p, is_matched, [&r](uint32_t rule) { r.add(rule); });
     for (uint32_t p : matched_) bits.at(p >> 6) = 0;
     return r;

@@ -81,14 +81,22 @@ RuleMatcher::RuleMatcher(Compiled c)
   // Tables a walk reads hold a row (core/iso_walk.h): an entry past the ranges, never read.
   if (anchored_rules_.empty()) anchored_rules_.push_back(0);
   if (rule_others_.empty()) rule_others_.push_back(0);
+  for (const auto* t : {&anchor_begin_, &anchored_rules_, &rule_begin_, &rule_others_})
+    index_.insert(index_.end(), t->begin(), t->end());
+}
+
+RuleMatcherRef RuleMatcher::ref_of(IsoSpan<const uint32_t> index, AhoCorasickRef ac) const {
+  RuleMatcherRef r;
+  r.ac = ac;
+  r.index = IsoRows<const uint32_t, 0>(index);
+  r.anchored_at = uint32_t(anchor_begin_.size());
+  r.rule_begin_at = r.anchored_at + uint32_t(anchored_rules_.size());
+  r.others_at = r.rule_begin_at + uint32_t(rule_begin_.size());
+  return r;
 }
 
 RuleMatcherRef RuleMatcher::ref() const {
-  using Rows = IsoRows<const uint32_t, 0>;
-  return RuleMatcherRef{ac_.ref(), Rows(IsoSpan<const uint32_t>(anchor_begin_.data(), anchor_begin_.size())),
-                        Rows(IsoSpan<const uint32_t>(anchored_rules_.data(), anchored_rules_.size())),
-                        Rows(IsoSpan<const uint32_t>(rule_begin_.data(), rule_begin_.size())),
-                        Rows(IsoSpan<const uint32_t>(rule_others_.data(), rule_others_.size()))};
+  return ref_of(IsoSpan<const uint32_t>(index_.data(), index_.size()), ac_.ref());
 }
 
 std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
@@ -105,8 +113,7 @@ std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
 }
 
 size_t RuleMatcher::table_bytes() const {
-  return ac_.table_bytes() + (anchor_begin_.size() + anchored_rules_.size() + rule_begin_.size() +
-                              rule_others_.size()) * sizeof(uint32_t);
+  return ac_.table_bytes() + index_.size() * sizeof(uint32_t);
 }
 
 std::vector<uint32_t> RuleMatcher::fired_rules(std::span<const uint8_t> payload) const {
@@ -123,18 +130,11 @@ std::vector<uint32_t> RuleMatcher::fired_rules(std::span<const uint8_t> payload)
 void RuleMatcher::upload_to_device() {
   if (uploaded_) return;
   ac_.upload_to_device();
-  d_anchor_begin_.upload(anchor_begin_);
-  d_anchored_rules_.upload(anchored_rules_);
-  d_rule_begin_.upload(rule_begin_);
-  d_rule_others_.upload(rule_others_);
+  d_index_.upload(index_);
   uploaded_ = true;
 }
 
-RuleMatcherRef RuleMatcher::device_ref() const {
-  using Rows = IsoRows<const uint32_t, 0>;
-  return RuleMatcherRef{ac_.device_ref(), Rows(d_anchor_begin_.span()), Rows(d_anchored_rules_.span()),
-                        Rows(d_rule_begin_.span()), Rows(d_rule_others_.span())};
-}
+RuleMatcherRef RuleMatcher::device_ref() const { return ref_of(d_index_.span(), ac_.device_ref()); }
 #endif
 
 }  // namespace gpunfv

@@ -32,44 +32,43 @@
 namespace gpunfv {
 
 struct RuleMatcherRef {
-  using iso_fields = IsoFields<AhoCorasickRef, IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>,
-                               IsoRows<const uint32_t, 0>, IsoRows<const uint32_t, 0>>;  // core/iso_view.h
+  using iso_fields = IsoFields<AhoCorasickRef, IsoRows<const uint32_t, 0>, uint32_t, uint32_t,
+                               uint32_t>;  // core/iso_view.h
   AhoCorasickRef ac;
-  // Walked by the ids they hold (core/iso_walk.h): a pattern's rules, a rule's other patterns.
-  IsoRows<const uint32_t, 0> anchor_begin;   // patterns + 1: CSR offsets into anchored_rules
-  IsoRows<const uint32_t, 0> anchored_rules; // rule indices, grouped by anchor pattern, ascending
-  IsoRows<const uint32_t, 0> rule_begin;     // rules + 1: CSR offsets into rule_others
-  IsoRows<const uint32_t, 0> rule_others;    // each rule's patterns other than its anchor
+  // The rule index, one table walked by the ids it holds (core/iso_walk.h), in four sections:
+  //   [0, anchored_at)             anchor_begin: patterns + 1 CSR offsets into anchored rules
+  //   [anchored_at, rule_begin_at) rule indices, grouped by anchor pattern, ascending
+  //   [rule_begin_at, others_at)   rule_begin: rules + 1 CSR offsets into the others
+  //   [others_at, end)             each rule's patterns other than its anchor
+  // One table is one walk: a packet's rule work holds one base, not four. An id that strays
+  // past its section reads another section of the same table, never outside it.
+  IsoRows<const uint32_t, 0> index;
+  uint32_t anchored_at = 0, rule_begin_at = 0, others_at = 0;
 
   GPUNFV_HD uint32_t pattern_count() const { return ac.pattern_count(); }
-  GPUNFV_HD uint32_t rule_count() const { return rule_begin.rows() - 1; }
+  GPUNFV_HD uint32_t rule_count() const { return others_at - rule_begin_at - 1; }
 
-  // The tables as one packet's walks: made for the packet, ended before its fault note is taken.
-  struct Walks {
-    IsoWalk<const uint32_t, 0> anchor_begin, anchored_rules, rule_begin, rule_others;
-  };
-  GPUNFV_HD Walks walks() const {
-    return Walks{IsoWalk<const uint32_t, 0>(anchor_begin), IsoWalk<const uint32_t, 0>(anchored_rules),
-                 IsoWalk<const uint32_t, 0>(rule_begin), IsoWalk<const uint32_t, 0>(rule_others)};
-  }
+  // The index as one packet's walk.
+  using Walk = IsoWalk<const uint32_t, 0>;
+  GPUNFV_HD Walk walk() const { return Walk(index); }
 
   // Calls on_fire(rule) for each rule anchored at pattern `p` whose other patterns are all in
   // the matched set (`is_matched(pattern) -> bool`). Call it once per matched pattern.
   template <typename IsMatched, typename OnFire>
-  GPUNFV_HD void rules_fired_by(Walks& w, uint32_t p, IsMatched is_matched, OnFire on_fire) const {
-    const uint32_t anchored_end = w.anchor_begin.at(p + 1);
-    for (uint32_t k = w.anchor_begin.at(p); k < anchored_end; ++k) {
-      const uint32_t r = w.anchored_rules.at(k);
-      const uint32_t others_end = w.rule_begin.at(r + 1);
+  GPUNFV_HD void rules_fired_by(Walk& w, uint32_t p, IsMatched is_matched, OnFire on_fire) const {
+    const uint32_t anchored_end = w.at(p + 1);
+    for (uint32_t k = w.at(p); k < anchored_end; ++k) {
+      const uint32_t r = w.at(anchored_at + k);
+      const uint32_t others_end = w.at(rule_begin_at + r + 1);
       bool all = true;
-      for (uint32_t j = w.rule_begin.at(r); all && j < others_end; ++j)
-        all = is_matched(w.rule_others.at(j));
+      for (uint32_t j = w.at(rule_begin_at + r); all && j < others_end; ++j)
+        all = is_matched(w.at(others_at + j));
       if (all) on_fire(r);
     }
   }
   template <typename IsMatched, typename OnFire>
   GPUNFV_HD void rules_fired_by(uint32_t p, IsMatched is_matched, OnFire on_fire) const {
-    Walks w = walks();
+    Walk w = walk();
     rules_fired_by(w, p, is_matched, on_fire);
   }
 };
@@ -124,8 +123,10 @@ class RuleMatcher {
   PatternSet patterns_;
   AhoCorasick ac_;
   std::vector<uint32_t> anchor_, anchor_begin_, anchored_rules_, rule_begin_, rule_others_;
+  std::vector<uint32_t> index_;  // the four tables one after another (RuleMatcherRef::index)
+  RuleMatcherRef ref_of(IsoSpan<const uint32_t> index, AhoCorasickRef ac) const;
 #if GPUNFV_HAVE_CUDA
-  DeviceBuffer<uint32_t> d_anchor_begin_, d_anchored_rules_, d_rule_begin_, d_rule_others_;
+  DeviceBuffer<uint32_t> d_index_;
   bool uploaded_ = false;
 #endif
 };

@@ -199,8 +199,8 @@ TEST(AhoCorasick, TransitionsPastTheTableAreRefusedWhenHandedOut) {
 }
 
 #if GPUNFV_CHECKED
-// An output row naming output rows past the table: the scan reads inside the table only, and
-// the walk over the outputs is refused.
+// An output row naming output rows past the table: the scan reads inside the table only (a row
+// past it reads the last row), and the walk over the outputs is refused.
 TEST(AhoCorasick, OutputsPastTheTableAreRefused) {
   const uint32_t states = 2;
   std::vector<uint32_t> delta(states * 256, 0);
