@@ -96,6 +96,32 @@ class IsoWalk {
 #endif
     return base_[(size_t(row) << Log2W) | (col & (kWidth - 1))];
   }
+  // Rows `row` and `row + 1` of a table of single elements (a CSR range's two ends), with one
+  // check: either past the table is refused and reads the last row.
+  GPUNFV_HD GPUNFV_FORCEINLINE IsoRun<std::remove_const_t<T>, 2> pair(uint32_t row) {
+    static_assert(Log2W == 0, "pairs of rows of one element");
+    uint32_t next = row + 1;
+#if GPUNFV_CHECKED
+    if (row >= last_) {
+      iso_refuse(row + 1, rows_);
+      row = row < last_ ? row : last_;
+      next = last_;
+    }
+#endif
+    return IsoRun<std::remove_const_t<T>, 2>{{base_[row], base_[next]}};
+  }
+  // Row `row` whole, by value, with one check (past the table: refused, the last row).
+  GPUNFV_HD GPUNFV_FORCEINLINE IsoRun<std::remove_const_t<T>, kWidth> row(uint32_t row) {
+#if GPUNFV_CHECKED
+    if (row > last_) {
+      iso_refuse(row, rows_);
+      row = last_;
+    }
+#endif
+    IsoRun<std::remove_const_t<T>, kWidth> r;
+    for (size_t k = 0; k < kWidth; ++k) r.v[k] = base_[(size_t(row) << Log2W) | k];
+    return r;
+  }
 
  private:
   T* base_ = nullptr;

@@ -87,6 +87,32 @@ TEST(IsoWalk, ARowPastTheTableIsRefusedAndReadsTheLastRow) {
   EXPECT_FALSE(scope.faulted());
 }
 
+TEST(IsoWalk, ARowOrAPairIsReadWithOneCheck) {
+  const std::vector<uint32_t> t = table_of(3);
+  const std::vector<uint32_t> ends = {5, 6, 7};
+  IsoFaultScope scope;
+  IsoWalk<const uint32_t, 2> walk(IsoSpan<const uint32_t>(t.data(), t.size()));
+  const auto r = walk.row(2);
+  EXPECT_EQ(r[0], 20u);
+  EXPECT_EQ(r[3], 23u);
+  EXPECT_FALSE(scope.faulted());
+  EXPECT_EQ(walk.row(3)[1], 21u);  // past the table: the last row
+  EXPECT_TRUE(scope.faulted());
+
+  IsoWalk<const uint32_t, 0> csr(IsoSpan<const uint32_t>(ends.data(), ends.size()));
+  EXPECT_EQ(csr.pair(0)[0], 5u);
+  EXPECT_EQ(csr.pair(1)[1], 7u);
+  EXPECT_FALSE(scope.faulted());
+  const auto at_end = csr.pair(2);  // its second row is past the table
+  EXPECT_EQ(at_end[0], 7u);
+  EXPECT_EQ(at_end[1], 7u);
+  EXPECT_TRUE(scope.faulted());
+  const auto wrapped = csr.pair(0xFFFFFFFFu);
+  EXPECT_EQ(wrapped[0], 7u);
+  EXPECT_EQ(wrapped[1], 7u);
+  EXPECT_TRUE(scope.faulted());
+}
+
 TEST(IsoWalk, ATableWithoutAWholeRowIsRefusedWhenTheWalkStarts) {
   const std::vector<uint32_t> t = {1, 2, 3};
   IsoFaultScope scope;

@@ -155,10 +155,11 @@ class AhoCorasickRef {
   template <typename OnMatch>
   GPUNFV_HD void report(IsoWalk<const uint32_t, 1>& out, IsoSpan<const uint8_t> text, uint32_t state,
                         uint32_t i, uint32_t end, OnMatch& on_match) const {
-    const uint32_t last = out.at(state, 1);  // the state's output rows: [first, last)
-    for (uint32_t k = out.at(state, 0); k < last; ++k) {
-      const uint32_t p = out.at(k, 0);
-      const uint32_t len_flags = out.at(k, 1);
+    const auto range = out.row(state);  // the state's output rows: [first, last)
+    for (uint32_t k = range[0]; k < range[1]; ++k) {
+      const auto o = out.row(k);
+      const uint32_t p = o[0];
+      const uint32_t len_flags = o[1];
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.
       if (i + 1 - (len_flags & ac::kLenMask) >= end) continue;
       if ((len_flags & ac::kVerify) && !verify(text, p, len_flags & ac::kLenMask, i)) continue;

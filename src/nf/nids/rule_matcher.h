@@ -56,12 +56,12 @@ struct RuleMatcherRef {
   // the matched set (`is_matched(pattern) -> bool`). Call it once per matched pattern.
   template <typename IsMatched, typename OnFire>
   GPUNFV_HD void rules_fired_by(Walk& w, uint32_t p, IsMatched is_matched, OnFire on_fire) const {
-    const uint32_t anchored_end = w.at(p + 1);
-    for (uint32_t k = w.at(p); k < anchored_end; ++k) {
+    const auto anchored = w.pair(p);  // the pattern's rules: [first, end)
+    for (uint32_t k = anchored[0]; k < anchored[1]; ++k) {
       const uint32_t r = w.at(anchored_at + k);
-      const uint32_t others_end = w.at(rule_begin_at + r + 1);
+      const auto others = w.pair(rule_begin_at + r);
       bool all = true;
-      for (uint32_t j = w.at(rule_begin_at + r); all && j < others_end; ++j)
+      for (uint32_t j = others[0]; all && j < others[1]; ++j)
         all = is_matched(w.at(others_at + j));
       if (all) on_fire(r);
     }
