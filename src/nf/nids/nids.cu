@@ -75,7 +75,7 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
                                     unsigned group_mask) {
   const uint32_t sub = threadIdx.x % G;
   // Indexed by the pattern ids the automaton gives, walked (an id past the bitmap is refused
-  // and reaches the spare word, in shared memory like the bitmap).
+  // and reads its last word; an empty bitmap is the spare word, in shared memory too).
   __shared__ uint32_t spare_word[1];
   IsoWalk<uint32_t, 0> bitmap(bits, spare_word);
   bool any = false;
@@ -114,9 +114,9 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
   return mine;
 }
 
-// Full occupancy whatever the block size: at most 32 registers. The scan is a chain of
-// dependent loads, and its speed is the warps an SM holds; the checks' rare paths (a refusal,
-// firing rules) spill a few words rather than cost a quarter of the warps.
+// Full occupancy whatever the block size: at most 32 registers, in the checked build as in the
+// unchecked one. The scan is a chain of dependent loads, and its speed is the warps an SM
+// holds; a register more would cost a quarter of them.
 template <uint32_t G>
 __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
   extern __shared__ uint32_t shared[];
