@@ -12,7 +12,8 @@
 # any of gpu (the checks), gpuproc (NF processes on the GPU), cpu (NF processes on the CPU)
 # (default gpu,gpuproc,cpu).
 # A run's rate is its steady rate (bench/chains/summarize.py); summarize.py prints each build's
-# median with min and max, and the cost.
+# median with min and max, the cost from the medians, and the cost round by round (median with
+# min and max over the rounds, each round's two runs back to back).
 set -uo pipefail
 CHECKED=$(realpath "$1"); UNCHECKED=$(realpath "$2"); OUT=$(realpath -m "$3")
 SECS=${4:-6}; SIZES=${5:-64,1518}
