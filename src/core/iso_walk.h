@@ -41,10 +41,8 @@ class IsoRows {
   static_assert(kWidth * sizeof(T) <= kIsoScratchBytes, "a row larger than the refusal scratch");
 
   constexpr IsoRows() = default;
-  GPUNFV_HD explicit IsoRows(IsoSpan<T> table) : base_(table.framework_data()) {
-    const size_t rows = table.size() >> Log2W;
-    rows_ = rows > size_t(UINT32_MAX) ? UINT32_MAX : uint32_t(rows);
-  }
+  GPUNFV_HD explicit IsoRows(IsoSpan<T> table)
+      : base_(table.framework_data()), rows_(uint32_t(table.size() >> Log2W)) {}
   GPUNFV_HD uint32_t rows() const { return rows_; }
 
  private:
@@ -73,11 +71,9 @@ class IsoWalk {
   // compiler keeps shared-memory instructions for it (with the refusal's scratch, in global
   // memory, beside it, it would have to use generic ones).
   template <size_t N>
-  GPUNFV_HD IsoWalk(IsoSpan<T> table, T (&spare)[N]) {
+  GPUNFV_HD IsoWalk(IsoSpan<T> table, T (&spare)[N])
+      : rows_(uint32_t(table.size() >> Log2W)), last_(rows_ == 0 ? 0 : rows_ - 1) {
     static_assert(N >= kWidth, "the spare must hold a row");
-    const size_t rows = table.size() >> Log2W;
-    rows_ = rows > size_t(UINT32_MAX) ? UINT32_MAX : uint32_t(rows);
-    last_ = rows_ == 0 ? 0 : rows_ - 1;
     base_ = rows_ == 0 ? spare : table.framework_data();
   }
   IsoWalk(const IsoWalk&) = delete;
@@ -88,13 +84,7 @@ class IsoWalk {
   // Element `col` (taken modulo the row width) of row `row`. A row past the table is refused
   // and reads the last row.
   GPUNFV_HD GPUNFV_FORCEINLINE T& at(uint32_t row, uint32_t col = 0) {
-#if GPUNFV_CHECKED
-    if (row > last_) {
-      iso_refuse(row, rows_);
-      row = last_;
-    }
-#endif
-    return base_[(size_t(row) << Log2W) | (col & (kWidth - 1))];
+    return base_[(size_t(reached(row)) << Log2W) | (col & (kWidth - 1))];
   }
   // Rows `row` and `row + 1` of a table of single elements (a CSR range's two ends), with one
   // check: either past the table is refused and reads the last row.
@@ -112,18 +102,24 @@ class IsoWalk {
   }
   // Row `row` whole, by value, with one check (past the table: refused, the last row).
   GPUNFV_HD GPUNFV_FORCEINLINE IsoRun<std::remove_const_t<T>, kWidth> row(uint32_t row) {
-#if GPUNFV_CHECKED
-    if (row > last_) {
-      iso_refuse(row, rows_);
-      row = last_;
-    }
-#endif
+    const size_t at = size_t(reached(row)) << Log2W;
     IsoRun<std::remove_const_t<T>, kWidth> r;
-    for (size_t k = 0; k < kWidth; ++k) r.v[k] = base_[(size_t(row) << Log2W) | k];
+    for (size_t k = 0; k < kWidth; ++k) r.v[k] = base_[at | k];
     return r;
   }
 
  private:
+  // The row an access to `row` reaches: itself, or past the table refused and the last row.
+  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t reached(uint32_t row) const {
+#if GPUNFV_CHECKED
+    if (row > last_) {
+      iso_refuse(row, rows_);
+      return last_;
+    }
+#endif
+    return row;
+  }
+
   T* base_ = nullptr;
   uint32_t rows_ = 0;
   uint32_t last_ = 0;

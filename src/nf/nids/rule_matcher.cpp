@@ -64,24 +64,26 @@ RuleMatcher::RuleMatcher(Compiled c)
                       });
   }
   // Rules grouped by anchor (counting sort keeps rule order within a group: ascending).
-  anchor_begin_.assign(n_patterns + 1, 0);
-  for (uint32_t r = 0; r < n_rules; ++r) ++anchor_begin_[anchor[r] + 1];
-  for (uint32_t p = 0; p < n_patterns; ++p) anchor_begin_[p + 1] += anchor_begin_[p];
-  anchored_rules_.resize(n_rules);
-  std::vector<uint32_t> fill(anchor_begin_.begin(), anchor_begin_.end() - 1);
-  for (uint32_t r = 0; r < n_rules; ++r) anchored_rules_[fill[anchor[r]]++] = r;
+  std::vector<uint32_t> anchor_begin(n_patterns + 1, 0), anchored_rules(n_rules), rule_begin, rule_others;
+  for (uint32_t r = 0; r < n_rules; ++r) ++anchor_begin[anchor[r] + 1];
+  for (uint32_t p = 0; p < n_patterns; ++p) anchor_begin[p + 1] += anchor_begin[p];
+  std::vector<uint32_t> fill(anchor_begin.begin(), anchor_begin.end() - 1);
+  for (uint32_t r = 0; r < n_rules; ++r) anchored_rules[fill[anchor[r]]++] = r;
 
-  rule_begin_.reserve(n_rules + 1);
-  rule_begin_.push_back(0);
+  rule_begin.reserve(n_rules + 1);
+  rule_begin.push_back(0);
   for (uint32_t r = 0; r < n_rules; ++r) {
     for (uint32_t p : c.rule_patterns[r])
-      if (p != anchor[r]) rule_others_.push_back(p);
-    rule_begin_.push_back(uint32_t(rule_others_.size()));
+      if (p != anchor[r]) rule_others.push_back(p);
+    rule_begin.push_back(uint32_t(rule_others.size()));
   }
   // Tables a walk reads hold a row (core/iso_walk.h): an entry past the ranges, never read.
-  if (anchored_rules_.empty()) anchored_rules_.push_back(0);
-  if (rule_others_.empty()) rule_others_.push_back(0);
-  for (const auto* t : {&anchor_begin_, &anchored_rules_, &rule_begin_, &rule_others_})
+  if (anchored_rules.empty()) anchored_rules.push_back(0);
+  if (rule_others.empty()) rule_others.push_back(0);
+  anchored_at_ = uint32_t(anchor_begin.size());
+  rule_begin_at_ = anchored_at_ + uint32_t(anchored_rules.size());
+  others_at_ = rule_begin_at_ + uint32_t(rule_begin.size());
+  for (const auto* t : {&anchor_begin, &anchored_rules, &rule_begin, &rule_others})
     index_.insert(index_.end(), t->begin(), t->end());
 }
 
@@ -89,9 +91,9 @@ RuleMatcherRef RuleMatcher::ref_of(IsoSpan<const uint32_t> index, AhoCorasickRef
   RuleMatcherRef r;
   r.ac = ac;
   r.index = IsoRows<const uint32_t, 0>(index);
-  r.anchored_at = uint32_t(anchor_begin_.size());
-  r.rule_begin_at = r.anchored_at + uint32_t(anchored_rules_.size());
-  r.others_at = r.rule_begin_at + uint32_t(rule_begin_.size());
+  r.anchored_at = anchored_at_;
+  r.rule_begin_at = rule_begin_at_;
+  r.others_at = others_at_;
   return r;
 }
 
@@ -100,13 +102,13 @@ RuleMatcherRef RuleMatcher::ref() const {
 }
 
 std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
-  std::vector<uint32_t> ids(rule_others_.begin() + rule_begin_[r],
-                            rule_others_.begin() + rule_begin_[r + 1]);
-  // The anchor is the one pattern of r filed under anchor_begin_: find its group.
-  auto it = std::find(anchored_rules_.begin(), anchored_rules_.end(), r);
-  uint32_t pos = uint32_t(it - anchored_rules_.begin());
-  uint32_t anchor = uint32_t(std::upper_bound(anchor_begin_.begin(), anchor_begin_.end(), pos) -
-                             anchor_begin_.begin() - 1);
+  const Index x = index();
+  std::vector<uint32_t> ids(x.rule_others.begin() + x.rule_begin[r], x.rule_others.begin() + x.rule_begin[r + 1]);
+  // The anchor is the one pattern of r filed under anchor_begin: find its group.
+  auto it = std::find(x.anchored_rules.begin(), x.anchored_rules.end(), r);
+  uint32_t pos = uint32_t(it - x.anchored_rules.begin());
+  uint32_t anchor = uint32_t(std::upper_bound(x.anchor_begin.begin(), x.anchor_begin.end(), pos) -
+                             x.anchor_begin.begin() - 1);
   ids.push_back(anchor);
   std::sort(ids.begin(), ids.end());
   return ids;

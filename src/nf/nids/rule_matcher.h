@@ -91,12 +91,13 @@ class RuleMatcher {
     std::span<const uint32_t> anchor_begin, anchored_rules, rule_begin, rule_others;
   };
   Index index() const {
-    return {anchor_begin_, std::span(anchored_rules_).first(anchor_begin_.back()), rule_begin_,
-            std::span(rule_others_).first(rule_begin_.back())};
+    const auto anchor_begin = section(0, anchored_at_), rule_begin = section(rule_begin_at_, others_at_);
+    return {anchor_begin, section(anchored_at_, anchored_at_ + anchor_begin.back()), rule_begin,
+            section(others_at_, others_at_ + rule_begin.back())};
   }
   const PatternSet& patterns() const { return patterns_; }
   const AhoCorasick& automaton() const { return ac_; }
-  uint32_t rule_count() const { return uint32_t(rule_begin_.size() - 1); }
+  uint32_t rule_count() const { return others_at_ - rule_begin_at_ - 1; }
   // Sorted, distinct pattern ids of rule r (anchor included).
   std::vector<uint32_t> rule_patterns(uint32_t r) const;
   uint32_t anchor(uint32_t r) const { return anchor_[r]; }  // rule r's anchor pattern id
@@ -122,8 +123,13 @@ class RuleMatcher {
 
   PatternSet patterns_;
   AhoCorasick ac_;
-  std::vector<uint32_t> anchor_, anchor_begin_, anchored_rules_, rule_begin_, rule_others_;
-  std::vector<uint32_t> index_;  // the four tables one after another (RuleMatcherRef::index)
+  std::vector<uint32_t> anchor_;
+  // The rule index's four tables one after another, from these starts (RuleMatcherRef::index).
+  std::vector<uint32_t> index_;
+  uint32_t anchored_at_ = 0, rule_begin_at_ = 0, others_at_ = 0;
+  std::span<const uint32_t> section(uint32_t from, uint32_t to) const {
+    return std::span<const uint32_t>(index_).subspan(from, to - from);
+  }
   RuleMatcherRef ref_of(IsoSpan<const uint32_t> index, AhoCorasickRef ac) const;
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint32_t> d_index_;
