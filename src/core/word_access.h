@@ -61,6 +61,21 @@ GPUNFV_HD GPUNFV_FORCEINLINE void store_le_words(IsoSpan<uint8_t> s, size_t off,
   }
 }
 
+// w[0..N) from the little-endian words at [off, off + 4N) of s, with one bounds check for the
+// run, as store_le_words writes them (word loads where the run is 4-byte aligned).
+template <size_t N>
+GPUNFV_HD GPUNFV_FORCEINLINE void load_le_words(IsoSpan<const uint8_t> s, size_t off,
+                                               uint32_t (&w)[N]) {
+  const uint8_t* p = s.template framework_run<4 * N>(off);
+  if ((reinterpret_cast<uintptr_t>(p) & 3u) == 0) {
+    for (size_t k = 0; k < N; ++k) w[k] = load_aligned(p + 4 * k);
+  } else {
+    for (size_t k = 0; k < N; ++k)
+      w[k] = uint32_t(p[4 * k]) | uint32_t(p[4 * k + 1]) << 8 | uint32_t(p[4 * k + 2]) << 16 |
+             uint32_t(p[4 * k + 3]) << 24;
+  }
+}
+
 // (hi:lo) >> (8 * bytes) for bytes in 1..3: the little-endian word starting `bytes` into lo.
 GPUNFV_HD GPUNFV_FORCEINLINE uint32_t join(uint32_t lo, uint32_t hi, uint32_t bytes) {
   return (lo >> (8 * bytes)) | (hi << (32 - 8 * bytes));

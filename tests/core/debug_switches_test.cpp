@@ -14,28 +14,12 @@
 
 #include "core/error.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/scoped_env.h"
 
 namespace gpunfv {
 namespace {
 
-// Sets a variable for the test's lifetime, then puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using testing::ScopedEnv;
 
 std::string read(const std::filesystem::path& p) {
   std::ifstream f(p);

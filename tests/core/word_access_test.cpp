@@ -84,6 +84,25 @@ TEST(WordAccess, StoredWordsAreLittleEndianAtEveryAlignment) {
   }
 }
 
+TEST(WordAccess, LoadedWordsReadWhatStoredWordsWroteAtEveryAlignment) {
+  const uint32_t w[3] = {0x04030201u, 0x08070605u, 0xFFFEFDFCu};
+  for (uint32_t phase = 0; phase < 4; ++phase) {
+    Aligned a;
+    for (uint32_t k = 0; k < 12; ++k) a.bytes[40 + phase + k] = uint8_t(w[k / 4] >> (8 * (k % 4)));
+    uint32_t got[3] = {};
+    words::load_le_words(IsoSpan<const uint8_t>(a.span()), 40 + phase, got);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(got[k], w[k]) << phase << ":" << k;
+  }
+}
+
+TEST(WordAccess, LoadedWordsPastTheSpanAreRefused) {
+  Aligned a;
+  uint32_t got[2] = {};
+  IsoFaultScope scope;
+  words::load_le_words(IsoSpan<const uint8_t>(a.bytes, 20), 16, got);  // 4 bytes past the end
+  EXPECT_TRUE(scope.faulted());
+}
+
 TEST(WordAccess, StoredWordsPastTheSpanAreRefused) {
   Aligned a;
   std::memset(a.bytes, 0xEE, sizeof a.bytes);

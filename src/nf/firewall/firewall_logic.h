@@ -19,6 +19,7 @@
 #include "core/drop_reason.h"
 #include "core/iso_span.h"
 #include "core/parse.h"
+#include "core/word_access.h"
 #include "nf/firewall/bitvector_classifier.h"
 #include "nf/firewall/five_tuple.h"
 #include "nf/nf_drops.h"
@@ -58,11 +59,10 @@ GPUNFV_HD inline FiveTuple ipv4_five_tuple(IsoSpan<const uint8_t> f, const Packe
   return t;
 }
 
+// The result word, little-endian on both backends, with one bounds check (word_access.h).
 GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> out, uint32_t v) {
-  out[0] = uint8_t(v);
-  out[1] = uint8_t(v >> 8);
-  out[2] = uint8_t(v >> 16);
-  out[3] = uint8_t(v >> 24);
+  const uint32_t w[1] = {v};
+  words::store_le_words(out, 0, w);
 }
 
 struct FirewallLogic {

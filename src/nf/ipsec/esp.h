@@ -24,6 +24,7 @@
 #include "core/drop_reason.h"
 #include "core/internet_checksum.h"
 #include "core/parse.h"
+#include "core/word_access.h"
 #include "nf/ipsec/aes128.h"
 #include "nf/ipsec/hmac_sha1.h"
 #include "nf/ipsec/sa_table.h"
@@ -71,21 +72,17 @@ struct EspRecord {
   uint32_t flags = 0;
 };
 
-// Little-endian fields on both backends, so a record copied back from the device reads the same.
-GPUNFV_HD GPUNFV_FORCEINLINE uint32_t load_le32(IsoSpan<const uint8_t> r, uint32_t off) {
-  return uint32_t(r[off]) | (uint32_t(r[off + 1]) << 8) | (uint32_t(r[off + 2]) << 16) |
-         (uint32_t(r[off + 3]) << 24);
-}
-GPUNFV_HD GPUNFV_FORCEINLINE void store_le32(IsoSpan<uint8_t> r, uint32_t off, uint32_t v) {
-  r[off] = uint8_t(v), r[off + 1] = uint8_t(v >> 8), r[off + 2] = uint8_t(v >> 16),
-  r[off + 3] = uint8_t(v >> 24);
-}
-// A record from / into the NF's slice of a packet's results (kRecordBytes).
+// A record from / into the NF's slice of a packet's results (kRecordBytes): little-endian
+// words on both backends, so a record copied back from the device reads the same, read and
+// written as one run with one bounds check (word_access.h).
 GPUNFV_HD inline EspRecord read_record(IsoSpan<const uint8_t> r) {
-  return EspRecord{load_le32(r, 0), load_le32(r, 4), load_le32(r, 8)};
+  uint32_t w[3];
+  words::load_le_words(r, 0, w);
+  return EspRecord{w[0], w[1], w[2]};
 }
 GPUNFV_HD inline void write_record(IsoSpan<uint8_t> r, const EspRecord& e) {
-  store_le32(r, 0, e.sa), store_le32(r, 4, e.seq), store_le32(r, 8, e.flags);
+  const uint32_t w[3] = {e.sa, e.seq, e.flags};
+  words::store_le_words(r, 0, w);
 }
 // Host side, for collect() and tests: packet i's record at `offset` of a finished batch.
 inline EspRecord read_record(const BatchView& b, uint32_t i, uint32_t offset) {
@@ -254,7 +251,7 @@ struct DecapsulateWith {
   GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
     IsoSpan<uint8_t> rec = p.results();
     // Every packet this step passes gets a record: the replay pass reads only fresh ones.
-    store_le32(rec, 0, kNoSa), store_le32(rec, 4, 0), store_le32(rec, 8, 0);
+    write_record(rec, EspRecord{});
     const PacketHeaders h = p.headers();
     if (h.ip_version != 4 || h.l4_proto != kProtoEsp) {
       if (v.bypass) return DropReason::none;
@@ -311,7 +308,7 @@ struct DecapsulateWith {
     if (r != DropReason::none) return r;
     p.headers() = inner_headers;
 
-    store_le32(rec, 0, sa_index), store_le32(rec, 4, seq), store_le32(rec, 8, kAccepted);
+    write_record(rec, EspRecord{sa_index, seq, kAccepted});
     return DropReason::none;
   }
 };

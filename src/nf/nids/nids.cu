@@ -3,11 +3,14 @@
 // each lane runs the DFA over its chunk and on past its end while an occurrence that started
 // in the chunk can still be in progress (at most the longest pattern minus one byte:
 // AhoCorasickRef::scan_range), so every occurrence is found by exactly one lane. Matched
-// patterns meet in the group's bitmap in shared memory (atomicOr); then the group's lanes split
-// the bitmap's words, fire the rules anchored at the patterns they hold (each rule is anchored
-// at one pattern, so no rule is seen twice), keep their 7 lowest rule indices, and a merge
-// across the group picks the packet's 7 lowest and the total: the same record as the CPU's
-// single pass, whatever G is.
+// patterns meet in the group's bitmap in shared memory (atomicOr), and the bitmap words they
+// touch in a summary beside it (a bit per word); then the group's lanes split the touched
+// words, fire the rules anchored at the patterns they hold (each rule is anchored at one
+// pattern, so no rule is seen twice), keep their 7 lowest rule indices, and a merge across the
+// group picks the packet's 7 lowest and the total: the same record as the CPU's single pass,
+// whatever G is. The summary keeps a packet's rule work and its clearing to the few words it
+// touched: with every ET Open rule file the bitmap has 849 words, and visiting each was half
+// the kernel's time at 64 B.
 //
 // Why groups: a payload gets at most len / kNidsMinChunk lanes, so a small packet (an ESP packet
 // of a 64-byte frame has ~80 payload bytes: 3 lanes) left most of a warp idle when a warp took
@@ -66,12 +69,21 @@ __device__ NidsResult group_merge(NidsResult mine) {
   return all;
 }
 
+// The summary of a group's bitmap: a word per lane of the group. Bitmap word w is lane w % G's
+// (a stride of G over the words) and bit (w / G) % 32 of that lane's summary word, so a lane
+// finds the words it takes in its own summary word and is alone to read and clear it once the
+// scan is over. Up to 32 G bitmap words (8192 patterns with 8 lanes) a bit names one word;
+// past that, a bit stands for every 32 G-th word from it, all visited.
+template <uint32_t G>
+__device__ GPUNFV_FORCEINLINE uint32_t summary_bit(uint32_t w) { return 1u << (w / G % 32); }
+
 // One lane's part of packet i (here: the packet waits at this NF): it scans its chunk of the
-// payload into the group's bitmap, then fires the rules anchored at the matched patterns it
-// holds. Returns the lane's partial record. Every lane of the warp calls it together.
+// payload into the group's bitmap (and its summary), then fires the rules anchored at the
+// matched patterns of the words it takes. Returns the lane's partial record. Every lane of the
+// warp calls it together.
 template <uint32_t G>
 __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& v, uint32_t i,
-                                    bool here, IsoSpan<uint32_t> bits, uint32_t words,
+                                    bool here, IsoSpan<uint32_t> bits, IsoSpan<uint32_t> summary,
                                     unsigned group_mask) {
   const uint32_t sub = threadIdx.x % G;
   // Indexed by the pattern ids the automaton gives, walked (an id past the bitmap is refused
@@ -86,7 +98,10 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
     IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
     const NidsChunk c = nids_chunk(pr.length, G, sub);
     v.matcher.ac.scan_range(payload, c.begin, c.end, [&](uint32_t pat, uint32_t) {
-      atomicOr(&bitmap.at(pat >> 5), 1u << (pat & 31));
+      const uint32_t w = pat >> 5;
+      // The lane that sets a word's first bit marks the word (shared atomics are ordered).
+      if (atomicOr(&bitmap.at(w), 1u << (pat & 31)) == 0)
+        atomicOr(&summary[w % G], summary_bit<G>(w));
       any = true;
     });
   }
@@ -99,17 +114,23 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
   if (group_hit) {
     RuleMatcherRef::Walk rules = v.matcher.walk();
     auto is_matched = [&](uint32_t q) { return ((bitmap.at(q >> 5) >> (q & 31)) & 1u) != 0; };
-    for (uint32_t w = sub; w < words; w += G) {
-      for (uint32_t x = bits[w]; x != 0; x &= x - 1) {
-        const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
-        v.matcher.rules_fired_by(rules, q, is_matched, [&](uint32_t r) { mine.add(r); });
+    for (uint32_t d = summary[sub]; d != 0; d &= d - 1) {
+      for (uint32_t w = uint32_t(__ffs(int(d)) - 1) * G + sub; w < bits.size(); w += 32 * G) {
+        for (uint32_t x = bitmap.at(w); x != 0; x &= x - 1) {
+          const uint32_t q = w * 32 + uint32_t(__ffs(int(x)) - 1);
+          v.matcher.rules_fired_by(rules, q, is_matched, [&](uint32_t r) { mine.add(r); });
+        }
       }
     }
   }
+  // Cleared once every lane has fired (is_matched reads any word).
   __syncwarp();
-  if (group_hit)
-    for (uint32_t w = sub; w < words; w += G)
-      if (bits[w] != 0) bits[w] = 0;
+  if (group_hit) {
+    for (uint32_t d = summary[sub]; d != 0; d &= d - 1)
+      for (uint32_t w = uint32_t(__ffs(int(d)) - 1) * G + sub; w < bits.size(); w += 32 * G)
+        bitmap.at(w) = 0;
+    summary[sub] = 0;
+  }
   __syncwarp();
   return mine;
 }
@@ -127,8 +148,12 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
   const uint32_t warp = threadIdx.x / kLanes;
   const uint32_t warps = blockDim.x / kLanes;
   const unsigned group_mask = G == kLanes ? kFullMask : ((1u << G) - 1u) << (group * G);
-  IsoSpan<uint32_t> bits(shared + (size_t(warp) * kGroups + group) * words, words);
+  // A warp's shared memory: its groups' bitmaps, then the groups' summaries (G words each).
+  uint32_t* const warp_shared = shared + size_t(warp) * (kGroups * words + kLanes);
+  const IsoSpan<uint32_t> bits(warp_shared + group * words, words);
+  const IsoSpan<uint32_t> summary(warp_shared + kGroups * words + group * G, G);
   for (uint32_t w = sub; w < words; w += G) bits[w] = 0;
+  summary[sub] = 0;
   __syncwarp();
 
   // The loop is warp-uniform (every lane of a warp steps through the same bases); a group
@@ -139,7 +164,7 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
   for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count; base += stride) {
     const uint32_t i = base + group;
     const bool here = i < count && packets.here(i);
-    const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, words, group_mask);
+    const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, summary, group_mask);
     NidsResult all = group_merge<G>(mine);
     all.rebase(v.rule_base);
     // A lane of the group that reached outside the NF's memory faults the packet.
@@ -151,7 +176,11 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
   }
 }
 
-size_t bitmap_bytes(uint32_t patterns) { return size_t((patterns + 31) / 32) * sizeof(uint32_t); }
+uint32_t bitmap_words(uint32_t patterns) { return (patterns + 31) / 32; }
+// A warp's shared memory: a bitmap per packet it holds, and a summary word per lane.
+size_t warp_shared_bytes(uint32_t patterns, uint32_t lanes) {
+  return (size_t(bitmap_words(patterns)) * (kLanes / lanes) + kLanes) * sizeof(uint32_t);
+}
 
 // Launches the kernel for `lanes` lanes per packet (the template's instances).
 template <typename... Args>
@@ -201,19 +230,19 @@ void Nids::upload(NidsTables& t) {
   // One warp's bitmaps (one per packet it holds) must fit a block's shared memory; past the
   // default 48 KiB the kernel opts in to what the device allows. With a large rule set (about
   // 100K patterns and more) there is room for one bitmap per warp only: a warp per packet.
-  const size_t bitmap = bitmap_bytes(t.matcher.automaton().pattern_count());
+  const uint32_t patterns = t.matcher.automaton().pattern_count();
   const int optin = gpu::max_shared_per_block_optin() - int(kStaticShared);
   uint32_t lanes = kDefaultGroupLanes;
   if (const uint32_t want = debug_switches().nids_lanes) lanes = want;
-  while (lanes < kLanes && bitmap * (kLanes / lanes) > size_t(optin)) lanes *= 2;
-  if (bitmap > size_t(optin))
-    throw std::length_error("nids " + name() + ": " +
-                            std::to_string(t.matcher.automaton().pattern_count()) +
-                            " patterns need a " + std::to_string(bitmap) +
-                            " B bitmap per warp, more shared memory than the device has");
+  auto per_warp = [&] { return warp_shared_bytes(patterns, lanes); };
+  while (lanes < kLanes && per_warp() > size_t(optin)) lanes *= 2;
+  if (per_warp() > size_t(optin))
+    throw std::length_error("nids " + name() + ": " + std::to_string(patterns) +
+                            " patterns need " + std::to_string(per_warp()) +
+                            " B of bitmaps per warp, more shared memory than the device has");
   t.group_lanes = lanes;
   t.shared_limit = kDefaultSharedLimit - kStaticShared;
-  if (bitmap * (kLanes / lanes) > t.shared_limit) {
+  if (per_warp() > t.shared_limit) {
     allow_shared(optin);
     t.shared_limit = size_t(optin);
   }
@@ -234,7 +263,7 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   const uint32_t patterns = t->matcher.automaton().pattern_count();
   const uint32_t lanes = t->group_lanes;
   const uint32_t per_warp_packets = kLanes / lanes;
-  const size_t per_warp = bitmap_bytes(patterns) * per_warp_packets;
+  const size_t per_warp = warp_shared_bytes(patterns, lanes);
   int warps = std::max(1, stream.threads_per_block / int(kLanes));
   warps = std::min<int>(warps, std::max<size_t>(1, t->shared_limit / per_warp));
   const uint32_t per_block = uint32_t(warps) * per_warp_packets;
@@ -245,7 +274,7 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   const NfPackets<> packets = packets_at(device_batch, position, first_drop_code<NidsDrop>());
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
-              packets, view, uint32_t(bitmap_bytes(patterns) / sizeof(uint32_t)));
+              packets, view, bitmap_words(patterns));
   if (t->device_counts) {
     dim3 block;
     const dim3 grid = count_grid(device_batch.count, stream, block);

@@ -20,6 +20,7 @@
 #include "nf/nids/nids.h"
 #include "tests/chain/chain_test_util.h"
 #include "tests/fixtures/gpu_equals_cpu.h"
+#include "tests/fixtures/scoped_env.h"
 #include "tests/nf/nids/nids_test_util.h"
 #include "nf/nids/nids_logic.h"
 
@@ -102,6 +103,22 @@ TEST(GpuNids, AllEtRulesOnTracesAndPlantedPayloadsEqualCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   auto nids = make_nids(all_et_files(), "alert");
   compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+}
+
+// Every group size the kernel has, on a rule set whose bitmap's words a lane's summary word
+// names one to a bit (S_d's three files: 74 words) and on all ET rules, where past 32 G words a
+// bit stands for several (nids.cu).
+TEST(GpuNids, EveryGroupSizeEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<std::vector<std::string>> sets = {
+      {et("web_server"), et("user_agents"), et("policy")}, all_et_files()};
+  for (const auto& files : sets)
+    for (const char* lanes : {"4", "8", "16", "32"}) {
+      SCOPED_TRACE(std::string(lanes) + " lanes, " + std::to_string(files.size()) + " files");
+      testing::ScopedEnv env("GPUNFV_NIDS_LANES", lanes);
+      auto nids = make_nids(files, "alert");
+      compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+    }
 }
 
 TEST(GpuNids, DropActionSmallBlocksAndCappedGridEqualCpu) {
