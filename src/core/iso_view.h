@@ -3,7 +3,8 @@
 //   - plain values (arithmetic types, enums),
 //   - IsoSpans (core/iso_span.h: bounds-checked views the NF's tables were handed out as),
 //     IsoRows (core/iso_walk.h: the same, for tables walked by the row numbers they hold) and
-//     IsoDfas (core/iso_walk.h: transition tables checked when handed out),
+//     IsoDfas and IsoAutomata (core/iso_walk.h: transition tables, and their outputs, checked
+//     when handed out),
 //   - aggregates made of these (checked field by field), and
 //   - table refs with private members that list them (`using iso_fields = IsoFields<...>`,
 //     checked one by one and against the ref's size, so that no member is left unlisted).
@@ -39,6 +40,8 @@ template <class U, unsigned W>
 inline constexpr bool is_iso_span<IsoRows<U, W>> = true;
 template <unsigned W, uint32_t M>
 inline constexpr bool is_iso_span<IsoDfa<W, M>> = true;
+template <unsigned W, uint32_t M>
+inline constexpr bool is_iso_span<IsoAutomaton<W, M>> = true;
 
 // Converts to any member type: counts an aggregate's fields by how many braced initializers it
 // takes (braced, so that an array member counts once rather than once per element).

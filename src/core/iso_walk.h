@@ -15,6 +15,10 @@
 // never leaves the table, with no instruction per step for it. NF code reads the entries a walk
 // gives but cannot set its row (a row it computes itself goes through an IsoWalk). A table must
 // not change once handed out: automata are built whole and replaced whole.
+//
+// IsoAutomaton: an IsoDfa whose rows each name a range of output entries in a second table,
+// both checked once where handed out. An IsoAutomatonWalk reads its current row's outputs with
+// no check: the row is one the DFA names, and its range one that was checked.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +35,8 @@ namespace gpunfv {
 
 template <unsigned Log2W, uint32_t Mask>
 class IsoDfaWalk;
+template <unsigned Log2W, uint32_t Mask>
+class IsoAutomatonWalk;
 
 // A table as rows of 2^Log2W elements (a trailing partial row is not reached), for walks: a
 // view like IsoSpan, which a table ref holds.
@@ -156,6 +162,7 @@ class IsoDfa {
 
  private:
   friend class IsoDfaWalk<Log2W, Mask>;
+  friend class IsoAutomatonWalk<Log2W, Mask>;
   const uint32_t* base_ = nullptr;
   uint32_t rows_ = 0;
 };
@@ -198,6 +205,85 @@ class IsoDfaWalk {
 #if GPUNFV_CHECKED
   uint32_t mask_ = Mask;
 #endif
+};
+
+namespace iso_walk_detail {
+// The outputs of a walk over a default-made automaton: every row's range empty.
+inline constexpr uint32_t host_no_outputs[2] = {0, 0};
+#if defined(__CUDACC__)
+static __device__ const uint32_t device_no_outputs[2] = {0, 0};
+#endif
+GPUNFV_HD GPUNFV_FORCEINLINE const uint32_t* no_outputs() {
+#if defined(__CUDA_ARCH__)
+  return device_no_outputs;
+#else
+  return host_no_outputs;
+#endif
+}
+}  // namespace iso_walk_detail
+
+// A DFA with outputs. The output table is rows of two elements: first one (first, last) row
+// per DFA row, the range of rows [first, last) holding that row's outputs; then the outputs,
+// two elements each, whatever the NF keeps there.
+template <unsigned Log2W, uint32_t Mask>
+class IsoAutomaton {
+ public:
+  constexpr IsoAutomaton() = default;
+  // `outputs` as the ref reads it, and `contents`: the same entries on the host. Throws
+  // std::invalid_argument for contents of another size, a table of fewer rows than the DFA
+  // has, or a DFA row whose range is reversed or reaches outside the rows after the ranges.
+  IsoAutomaton(IsoDfa<Log2W, Mask> dfa, IsoSpan<const uint32_t> outputs,
+               std::span<const uint32_t> contents)
+      : dfa_(dfa), outputs_(outputs.framework_data()) {
+    const size_t rows = outputs.size() / 2, states = dfa.rows();
+    if (outputs.size() != contents.size() || outputs.size() % 2 != 0 || rows < states)
+      throw std::invalid_argument("an output table of " + std::to_string(outputs.size()) +
+                                  " entries (" + std::to_string(contents.size()) +
+                                  " on the host) for " + std::to_string(states) + " DFA rows");
+    for (size_t s = 0; s < states; ++s) {
+      const uint32_t first = contents[2 * s], last = contents[2 * s + 1];
+      if (first < states || first > last || last > rows)
+        throw std::invalid_argument("DFA row " + std::to_string(s) + " names output rows [" +
+                                    std::to_string(first) + ", " + std::to_string(last) +
+                                    ") outside [" + std::to_string(states) + ", " +
+                                    std::to_string(rows) + ")");
+    }
+  }
+  GPUNFV_HD uint32_t rows() const { return dfa_.rows(); }
+
+ private:
+  friend class IsoAutomatonWalk<Log2W, Mask>;
+  IsoDfa<Log2W, Mask> dfa_;
+  const uint32_t* outputs_ = nullptr;
+};
+
+// One walk over an IsoAutomaton from row 0: an IsoDfaWalk that also reads its row's outputs. A
+// walk over a default-made automaton is refused when it starts (IsoDfaWalk) and has no outputs.
+template <unsigned Log2W, uint32_t Mask>
+class IsoAutomatonWalk {
+ public:
+  GPUNFV_HD explicit IsoAutomatonWalk(const IsoAutomaton<Log2W, Mask>& a)
+      : dfa_(a.dfa_), outputs_(a.outputs_) {
+#if GPUNFV_CHECKED
+    if (a.dfa_.rows_ == 0) outputs_ = iso_walk_detail::no_outputs();
+#endif
+  }
+  IsoAutomatonWalk(const IsoAutomatonWalk&) = delete;
+  IsoAutomatonWalk& operator=(const IsoAutomatonWalk&) = delete;
+
+  GPUNFV_HD GPUNFV_FORCEINLINE uint32_t step(uint32_t col) { return dfa_.step(col); }
+  GPUNFV_HD uint32_t row() const { return dfa_.row(); }
+  // Calls f(a, b) with the two elements of each output of the current row, in table order.
+  template <typename F>
+  GPUNFV_HD GPUNFV_FORCEINLINE void for_each_output(F&& f) const {
+    const uint32_t* range = outputs_ + 2 * size_t(dfa_.row());
+    const uint32_t last = range[1];
+    for (uint32_t k = range[0]; k < last; ++k) f(outputs_[2 * size_t(k)], outputs_[2 * size_t(k) + 1]);
+  }
+
+ private:
+  IsoDfaWalk<Log2W, Mask> dfa_;
+  const uint32_t* outputs_;
 };
 
 }  // namespace gpunfv

@@ -1,6 +1,7 @@
 // IsoWalk (core/iso_walk.h): a table walked by row numbers it holds itself stays inside the
 // table; a row past it is refused and read as the last row. IsoDfa: a
 // transition table is checked once when handed out, and a walk over it follows its entries.
+// IsoAutomaton: the same with each row's range of outputs, checked once too.
 #include "core/iso_walk.h"
 
 #include <gtest/gtest.h>
@@ -70,7 +71,72 @@ TEST(IsoDfa, ATableNamingARowPastItIsRefusedWhenHandedOut) {
   EXPECT_THROW((IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(none.data(), 0), none)), std::invalid_argument);
 }
 
+// Outputs for dfa_of()'s 3 rows: row 0 has none, row 1 the outputs (7, 70) and (8, 80), row 2
+// the output (9, 90).
+std::vector<uint32_t> outputs_of() { return {3, 3, 3, 5, 5, 6, 7, 70, 8, 80, 9, 90}; }
+
+TEST(IsoAutomaton, AWalkReadsTheOutputsOfItsRow) {
+  const std::vector<uint32_t> t = dfa_of(), o = outputs_of();
+  const IsoAutomaton<2, 0xFF> a(IsoDfa<2, 0xFF>(IsoSpan<const uint32_t>(t.data(), t.size()), t),
+                                IsoSpan<const uint32_t>(o.data(), o.size()), o);
+  EXPECT_EQ(a.rows(), 3u);
+  IsoFaultScope scope;
+  IsoAutomatonWalk<2, 0xFF> walk(a);
+  auto outputs = [&] {
+    std::vector<uint32_t> got;
+    walk.for_each_output([&](uint32_t x, uint32_t y) { got.push_back(x * 1000 + y); });
+    return got;
+  };
+  EXPECT_TRUE(outputs().empty());
+  EXPECT_EQ(walk.step(1), 1u);
+  EXPECT_EQ(outputs(), (std::vector<uint32_t>{7070, 8080}));
+  (void)walk.step(1);
+  EXPECT_EQ(walk.row(), 2u);
+  EXPECT_EQ(outputs(), (std::vector<uint32_t>{9090}));
+  EXPECT_FALSE(scope.faulted());
+}
+
+TEST(IsoAutomaton, ARangeOutsideTheOutputsIsRefusedWhenHandedOut) {
+  const std::vector<uint32_t> t = dfa_of();
+  const IsoDfa<2, 0xFF> dfa(IsoSpan<const uint32_t>(t.data(), t.size()), t);
+  auto make = [&](const std::vector<uint32_t>& o) {
+    return IsoAutomaton<2, 0xFF>(dfa, IsoSpan<const uint32_t>(o.data(), o.size()), o);
+  };
+  EXPECT_NO_THROW(make(outputs_of()));
+  std::vector<uint32_t> o = outputs_of();
+  o[3] = 7;  // row 1's range ends past the table's 6 rows
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o = outputs_of();
+  o[2] = 2;  // row 1's range starts among the rows' own ranges
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o = outputs_of();
+  o[4] = 6, o[5] = 5;  // row 2's range is reversed
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o = {3, 3, 3, 3};  // fewer rows than the DFA's
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o = outputs_of();
+  o.pop_back();  // not whole rows
+  EXPECT_THROW(make(o), std::invalid_argument);
+  const std::vector<uint32_t> good = outputs_of(), host(good.begin(), good.end() - 2);
+  EXPECT_THROW((IsoAutomaton<2, 0xFF>(dfa, IsoSpan<const uint32_t>(good.data(), good.size()), host)),
+               std::invalid_argument);  // contents of another size
+}
+
 #if GPUNFV_CHECKED
+// A walk over a default-made IsoAutomaton is refused and has no outputs, whatever scratch holds.
+TEST(IsoAutomaton, AWalkOverNoTableIsRefusedAndHasNoOutputs) {
+  const IsoAutomaton<2, 0xFF> none;
+  IsoFaultScope scope;
+  IsoAutomatonWalk<2, 0xFF> walk(none);
+  EXPECT_TRUE(scope.faulted());
+  uint32_t seen = 0;
+  for (uint32_t c = 0; c < 8; ++c) {
+    (void)walk.step(c);
+    walk.for_each_output([&](uint32_t, uint32_t) { ++seen; });
+  }
+  EXPECT_EQ(seen, 0u);
+}
+
 TEST(IsoWalk, ARowPastTheTableIsRefusedAndReadsTheLastRow) {
   std::vector<uint32_t> t = table_of(3);
   t.push_back(99);  // a partial row is not reached

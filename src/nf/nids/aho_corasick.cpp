@@ -175,12 +175,13 @@ AhoCorasick::AhoCorasick(std::span<const Pattern> patterns) {
     outputs_[2 * (states + k)] = ids[k];
     outputs_[2 * (states + k) + 1] = pat_len_[ids[k]];
   }
-  host_delta_ = AhoCorasickRef::Transitions(IsoSpan<const uint32_t>(delta_.data(), delta_.size()), delta_);
+  host_automaton_ = AhoCorasickRef::Automaton(
+      AhoCorasickRef::Transitions(IsoSpan<const uint32_t>(delta_.data(), delta_.size()), delta_),
+      IsoSpan<const uint32_t>(outputs_.data(), outputs_.size()), outputs_);
 }
 
 AhoCorasickRef AhoCorasick::ref() const {
-  return AhoCorasickRef(host_delta_, IsoSpan<const uint32_t>(outputs_.data(), outputs_.size()),
-                        IsoSpan<const uint16_t>(depth_.data(), depth_.size()),
+  return AhoCorasickRef(host_automaton_, IsoSpan<const uint16_t>(depth_.data(), depth_.size()),
                         IsoSpan<const uint32_t>(pat_len_.data(), pat_len_.size()),
                         IsoSpan<const uint32_t>(pat_off_.data(), pat_off_.size()),
                         IsoSpan<const uint8_t>(pat_bytes_.data(), pat_bytes_.size()), max_len_);
@@ -206,8 +207,9 @@ std::vector<uint32_t> AhoCorasick::matched_patterns(std::span<const uint8_t> tex
 void AhoCorasick::upload_to_device() {
   if (d_delta_.size() != 0) return;
   d_delta_.upload(delta_);
-  device_delta_ = AhoCorasickRef::Transitions(d_delta_.span(), delta_);
   d_outputs_.upload(outputs_);
+  device_automaton_ = AhoCorasickRef::Automaton(AhoCorasickRef::Transitions(d_delta_.span(), delta_),
+                                                d_outputs_.span(), outputs_);
   d_depth_.upload(depth_);
   d_pat_len_.upload(pat_len_);
   d_pat_off_.upload(pat_off_);
@@ -215,8 +217,8 @@ void AhoCorasick::upload_to_device() {
 }
 
 AhoCorasickRef AhoCorasick::device_ref() const {
-  return AhoCorasickRef(device_delta_, d_outputs_.span(), d_depth_.span(), d_pat_len_.span(),
-                        d_pat_off_.span(), d_pat_bytes_.span(), max_len_);
+  return AhoCorasickRef(device_automaton_, d_depth_.span(), d_pat_len_.span(), d_pat_off_.span(),
+                        d_pat_bytes_.span(), max_len_);
 }
 #endif
 

@@ -18,8 +18,8 @@
 //   delta       states x 256 uint32: next state | kHasOutput when that state ends >= 1 pattern
 //   outputs     rows of 2 uint32. Row s < states: the rows [first, last) of the state's
 //               outputs. Each later row: one output, (pattern id, length | kVerify), for the
-//               state's own patterns and those of its suffix states, flattened. One table, so a
-//               scan reads a state's outputs through one walk (core/iso_walk.h).
+//               state's own patterns and those of its suffix states, flattened. With delta, an
+//               IsoAutomaton (core/iso_walk.h): checked once where handed out.
 //   depth       states uint16: length of the state's string (for chunked scans)
 //   pat_len     patterns: length | kVerify when the pattern is case-sensitive with letters
 //   pat_off, pat_bytes: the patterns' bytes (caseless ones lower-cased), for verification
@@ -85,17 +85,16 @@ inline constexpr uint32_t kMaxPatternBytes = 65535;  // depth is 16 bits
 
 class AhoCorasickRef {
  public:
-  using Transitions = IsoDfa<8, ac::kStateMask>;  // core/iso_walk.h
-  using iso_fields = IsoFields<Transitions, IsoSpan<const uint16_t>, IsoSpan<const uint32_t>,
-                               IsoSpan<const uint32_t>, IsoSpan<const uint8_t>, uint32_t,
-                               IsoRows<const uint32_t, 1>>;  // core/iso_view.h
+  using Transitions = IsoDfa<8, ac::kStateMask>;              // core/iso_walk.h
+  using Automaton = IsoAutomaton<8, ac::kStateMask>;          // transitions and outputs
+  using iso_fields = IsoFields<Automaton, IsoSpan<const uint16_t>, IsoSpan<const uint32_t>,
+                               IsoSpan<const uint32_t>, IsoSpan<const uint8_t>, uint32_t>;  // core/iso_view.h
   AhoCorasickRef() = default;
-  GPUNFV_HD AhoCorasickRef(Transitions delta, IsoSpan<const uint32_t> outputs,
-                           IsoSpan<const uint16_t> depth, IsoSpan<const uint32_t> pat_len,
-                           IsoSpan<const uint32_t> pat_off, IsoSpan<const uint8_t> pat_bytes,
-                           uint32_t max_len)
-      : delta_(delta), depth_(depth), pat_len_(pat_len), pat_off_(pat_off),
-        pat_bytes_(pat_bytes), max_len_(max_len), output_rows_(outputs) {}
+  GPUNFV_HD AhoCorasickRef(Automaton automaton, IsoSpan<const uint16_t> depth,
+                           IsoSpan<const uint32_t> pat_len, IsoSpan<const uint32_t> pat_off,
+                           IsoSpan<const uint8_t> pat_bytes, uint32_t max_len)
+      : automaton_(automaton), depth_(depth), pat_len_(pat_len), pat_off_(pat_off),
+        pat_bytes_(pat_bytes), max_len_(max_len) {}
 
   GPUNFV_HD uint32_t pattern_count() const { return uint32_t(pat_len_.size()); }
   GPUNFV_HD uint32_t max_pattern_length() const { return max_len_; }
@@ -121,23 +120,20 @@ class AhoCorasickRef {
     if (begin >= end || max_len_ == 0) return;
     // An occurrence starting at end - 1 ends by end + max_len - 2 at the latest.
     const uint32_t hard_stop = end + max_len_ - 1 < n ? end + max_len_ - 1 : n;
-    // What the loop reads: the transitions as a DFA walk (its rows were checked when the table
-    // was handed out, so a step costs no check), the depths' span in registers (read through
-    // `this`, the kernel's parameter memory, it would be read again every byte, as the checks'
-    // refusals store), and the text up to hard_stop, whose bounds check is then the loop's own
-    // condition.
-    IsoDfaWalk<8, ac::kStateMask> delta(delta_);
+    // What the loop reads: the automaton as a walk (its transitions and each state's output
+    // range were checked when the tables were handed out, so a step and a state's outputs cost
+    // no check), the depths' span in registers (read through `this`, the kernel's parameter
+    // memory, it would be read again every byte, as the checks' refusals store), and the text
+    // up to hard_stop, whose bounds check is then the loop's own condition.
+    IsoAutomatonWalk<8, ac::kStateMask> walk(automaton_);
     const IsoSpan<const uint16_t> depth = depth_;
     const IsoSpan<const uint8_t> window = text.subspan(0, hard_stop);
-    // A random payload ends an output state at most of its bytes: the outputs are walked as
-    // well (core/iso_walk.h: no branch per access).
-    IsoWalk<const uint32_t, 1> out(output_rows_);
     for (uint32_t i = begin; i < window.size(); ++i) {
       // Before byte i the state's string is text[i - depth, i): once it starts at or after
       // `end`, every occurrence still in progress starts there too and is the next chunk's.
-      if (i >= end && depth[delta.row()] <= i - end) break;
-      const uint32_t e = delta.step(window[i]);
-      if (e & ac::kHasOutput) report(out, text, delta.row(), i, end, on_match);
+      if (i >= end && depth[walk.row()] <= i - end) break;
+      const uint32_t e = walk.step(window[i]);
+      if (e & ac::kHasOutput) report(walk, text, i, end, on_match);
     }
   }
 
@@ -152,29 +148,24 @@ class AhoCorasickRef {
       if (text[from + k] != pat_bytes_[off + k]) return false;
     return true;
   }
+  // The outputs of the walk's state, which text[i] ended.
   template <typename OnMatch>
-  GPUNFV_HD void report(IsoWalk<const uint32_t, 1>& out, IsoSpan<const uint8_t> text, uint32_t state,
+  GPUNFV_HD void report(const IsoAutomatonWalk<8, ac::kStateMask>& walk, IsoSpan<const uint8_t> text,
                         uint32_t i, uint32_t end, OnMatch& on_match) const {
-    const auto range = out.row(state);  // the state's output rows: [first, last)
-    for (uint32_t k = range[0]; k < range[1]; ++k) {
-      const auto o = out.row(k);
-      const uint32_t p = o[0];
-      const uint32_t len_flags = o[1];
+    walk.for_each_output([&](uint32_t p, uint32_t len_flags) {
       // Occurrence text[i + 1 - len, i]: the next chunk's if it starts at or after `end`.
-      if (i + 1 - (len_flags & ac::kLenMask) >= end) continue;
-      if ((len_flags & ac::kVerify) && !verify(text, p, len_flags & ac::kLenMask, i)) continue;
+      if (i + 1 - (len_flags & ac::kLenMask) >= end) return;
+      if ((len_flags & ac::kVerify) && !verify(text, p, len_flags & ac::kLenMask, i)) return;
       on_match(p, i);
-    }
+    });
   }
 
-  Transitions delta_;
+  Automaton automaton_;
   IsoSpan<const uint16_t> depth_;
   IsoSpan<const uint32_t> pat_len_;
   IsoSpan<const uint32_t> pat_off_;
   IsoSpan<const uint8_t> pat_bytes_;
   uint32_t max_len_ = 0;
-  // The outputs, walked by the rows they hold (IsoWalk).
-  IsoRows<const uint32_t, 1> output_rows_;
 };
 static_assert(std::is_trivially_copyable_v<AhoCorasickRef>);
 
@@ -222,7 +213,7 @@ class AhoCorasick {
 
  private:
   std::vector<uint32_t> delta_;
-  AhoCorasickRef::Transitions host_delta_;  // delta_, checked once
+  AhoCorasickRef::Automaton host_automaton_;  // delta_ and outputs_, checked once
   std::vector<uint32_t> outputs_;
   std::vector<uint16_t> depth_;
   std::vector<uint32_t> pat_len_;
@@ -232,7 +223,7 @@ class AhoCorasick {
 #if GPUNFV_HAVE_CUDA
   DeviceBuffer<uint32_t> d_delta_, d_outputs_, d_pat_len_, d_pat_off_;
   DeviceBuffer<uint16_t> d_depth_;
-  AhoCorasickRef::Transitions device_delta_;  // d_delta_, checked once
+  AhoCorasickRef::Automaton device_automaton_;  // d_delta_ and d_outputs_, checked once
   DeviceBuffer<uint8_t> d_pat_bytes_;
 #endif
 };
