@@ -13,7 +13,7 @@
 # (default gpu,gpuproc,cpu).
 # A run's rate is its steady rate (bench/chains/summarize.py); summarize.py prints each build's
 # median with min and max, the cost from the medians, and the cost round by round (median with
-# min and max over the rounds, each round's two runs back to back).
+# min and max over the rounds, each round's two runs back to back, and every round's in order).
 set -uo pipefail
 CHECKED=$(realpath "$1"); UNCHECKED=$(realpath "$2"); OUT=$(realpath -m "$3")
 SECS=${4:-6}; SIZES=${5:-64,1518}

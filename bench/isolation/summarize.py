@@ -3,7 +3,7 @@
 the rounds) with isoPointer's checks compiled in and out on the GPU, and with its NFs in NF
 processes or in gpunfv run's process on the GPU and on the CPU; what each costs, from the
 medians and round by round (each round's pair ran back to back, so drift in the host that
-moves both runs of a round cancels in that round's cost)."""
+moves both runs of a round cancels in that round's cost), with every round's cost in order."""
 import re
 import statistics
 import sys
@@ -29,8 +29,8 @@ def main(reports: Path, logs: Path) -> None:
 
 
 def table(runs, title, variants, heads) -> None:
-    print(f"{title}\n\n| size | unit | {heads[0]} | {heads[1]} | cost | cost per round | accounting |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"{title}\n\n| size | unit | {heads[0]} | {heads[1]} | cost | cost per round | rounds | accounting |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sorted({s for s, v in runs if v in variants}):
         key = "rate" if size < 512 else "rate_gbps"
         by_round = [runs.get((size, build), {}) for build in variants]
@@ -42,12 +42,14 @@ def table(runs, title, variants, heads) -> None:
         unit = "Mpps" if size < 512 else "Gbit/s"
         fmt = lambda c: f"{c[0]:.1f} [{c[1]:.1f}-{c[2]:.1f}]" if c else "-"
         cost = f"{(1 - on[0] / off[0]) * 100:+.1f}%" if on and off else "-"
-        paired = sorted((1 - by_round[0][k][key] / by_round[1][k][key]) * 100
-                        for k in by_round[0].keys() & by_round[1].keys())
+        in_order = [(1 - by_round[0][k][key] / by_round[1][k][key]) * 100
+                    for k in sorted(by_round[0].keys() & by_round[1].keys())]
+        paired = sorted(in_order)
         per_round = (f"{statistics.median(paired):+.1f}% [{paired[0]:+.1f} to {paired[-1]:+.1f}]"
                      if paired else "-")
+        rounds = ", ".join(f"{c:+.1f}" for c in in_order) or "-"
         ok = "ok" if all(r["ok"] for rs in by_round for r in rs.values()) else "FAILED"
-        print(f"| {size} B | {unit} | {fmt(on)} | {fmt(off)} | {cost} | {per_round} | {ok} |")
+        print(f"| {size} B | {unit} | {fmt(on)} | {fmt(off)} | {cost} | {per_round} | {rounds} | {ok} |")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """bench/isolation/summarize.py on made-up reports: each build's median with min and max, the
-cost from the medians, and the cost round by round (a round's two runs paired by its number).
+cost from the medians, and the cost round by round (a round's two runs paired by its number),
+each round's listed in order.
 It checks the arithmetic of the isolation benchmark's tables, not any figure."""
 from __future__ import annotations
 
@@ -27,4 +28,5 @@ def test_cost_from_the_medians_and_round_by_round(tmp_path):
     assert "99.0 [90.0-120.0]" in row and "117.5 [100.0-200.0]" in row
     assert f"{(1 - 99 / 117.5) * 100:+.1f}%" in row
     assert "+10.0% [+4.0 to +10.0]" in row
+    assert "| +10.0, +4.0, +10.0 |" in row  # each round's cost, in round order
     assert row.endswith("| ok |")
