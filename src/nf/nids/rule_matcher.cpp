@@ -101,19 +101,6 @@ RuleMatcherRef RuleMatcher::ref() const {
   return ref_of(IsoSpan<const uint32_t>(index_.data(), index_.size()), ac_.ref());
 }
 
-std::vector<uint32_t> RuleMatcher::rule_patterns(uint32_t r) const {
-  const Index x = index();
-  std::vector<uint32_t> ids(x.rule_others.begin() + x.rule_begin[r], x.rule_others.begin() + x.rule_begin[r + 1]);
-  // The anchor is the one pattern of r filed under anchor_begin: find its group.
-  auto it = std::find(x.anchored_rules.begin(), x.anchored_rules.end(), r);
-  uint32_t pos = uint32_t(it - x.anchored_rules.begin());
-  uint32_t anchor = uint32_t(std::upper_bound(x.anchor_begin.begin(), x.anchor_begin.end(), pos) -
-                             x.anchor_begin.begin() - 1);
-  ids.push_back(anchor);
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
 size_t RuleMatcher::table_bytes() const {
   return ac_.table_bytes() + index_.size() * sizeof(uint32_t);
 }

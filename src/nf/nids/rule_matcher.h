@@ -98,8 +98,6 @@ class RuleMatcher {
   const PatternSet& patterns() const { return patterns_; }
   const AhoCorasick& automaton() const { return ac_; }
   uint32_t rule_count() const { return others_at_ - rule_begin_at_ - 1; }
-  // Sorted, distinct pattern ids of rule r (anchor included).
-  std::vector<uint32_t> rule_patterns(uint32_t r) const;
   uint32_t anchor(uint32_t r) const { return anchor_[r]; }  // rule r's anchor pattern id
   size_t table_bytes() const;  // automaton and rule index
 
