@@ -28,7 +28,7 @@ struct FusedGraphCounts {
   std::atomic<uint64_t> updates{0};         // of them, on a slot's executable graph updated in place
   std::atomic<uint64_t> instantiations{0};  // of them, on one instantiated anew (first, or new shape)
   std::atomic<uint64_t> capture_failures{0};  // recordings CUDA refused: issued directly
-  std::atomic<uint64_t> direct_batches{0};  // not recorded at all (device-resident, pageable, ordered NF)
+  std::atomic<uint64_t> direct_batches{0};  // not recorded at all (device-resident, pageable)
   void report(nlohmann::json& j) const;
 };
 

@@ -44,6 +44,7 @@
 #include "chain/chain_flow.h"
 #include "chain/chain_steps.h"
 #include "chain/fused_graph.h"
+#include "chain/fused_step_times.h"
 #include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
 #include "chain/persistent_chain.h"
@@ -112,6 +113,7 @@ class GpuStage final : public ProcessingStage {
     counts_by_copy_ = debug.counts_by_copy;
     upload_prefix_ = debug.upload_prefix;
     debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
+    debug_step_times_ = debug.step_times != 0;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
     persistent_pipeline_ = rc.settings.gpu_pipeline == "persistent";
     fused_ = rc.settings.gpu_pipeline == "fused" || persistent_pipeline_;
@@ -119,13 +121,16 @@ class GpuStage final : public ProcessingStage {
     for (const Chain& c : rc.chains)
       for (size_t nf : c.path) ++nf_paths_[nf];
     graphs_ = fused_ && rc.settings.gpu_graphs;
-    for (const Chain& c : rc.chains) graph_chain_.push_back(graphs_ && records_safely(c));
     // Every kernel loaded and local memory sized before the first recording, so that no
     // capture or instantiation is the first use of a kernel (lazy module loading).
     if (graphs_) prepare_device_for_persistent_kernels();
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
       flows_.push_back(std::move(flow));
+      std::vector<std::string> steps{"enter"};
+      for (uint16_t nf : c.path) steps.push_back(rc.nfs[nf]->name());
+      steps.push_back("leave");
+      step_times_.push_back(std::make_unique<FusedStepTimes>(std::move(steps), fused_ ? debug.step_times : 0));
     }
   }
   ~GpuStage() override {
@@ -238,6 +243,14 @@ class GpuStage final : public ProcessingStage {
                  {"persistent_batches", persistent_batches_.load()},
                  {"device_resident_batches", resident_batches_.load()}};
     if (graphs_) graph_counts_.report(j["gpu_graphs"]);
+    if (debug_step_times_) {
+      j["fused_step_us"] = nlohmann::json::array();
+      for (const auto& st : step_times_) {
+        nlohmann::json c;
+        st->report(c);
+        j["fused_step_us"].push_back(std::move(c));
+      }
+    }
   }
   std::string describe() const override {
     if (persistent_pipeline_)
@@ -265,8 +278,10 @@ class GpuStage final : public ProcessingStage {
     cudaEvent_t start = nullptr, done = nullptr;  // around the batch's work on the stream
     bool token = false;  // holds the temporal token
     uint64_t ticket = 0;  // a persistent kernel's batch (no events): its ticket
-    // Per path node, for a persistent kernel's batch: what the NF does once it is back.
+    // Per path node, for a persistent kernel's or a fused batch: what the NF does once it is
+    // back (counts the packets sent to it against its table version).
     std::vector<std::function<void(uint32_t)>> nf_done;
+    FusedStepTimes::Marks marks;  // a fused batch timed step by step (GPUNFV_DEBUG_STEP_TIMES)
   };
 
   // Per stage thread: its lane (NF stages) or its own stream (upload, download), and events.
@@ -277,6 +292,7 @@ class GpuStage final : public ProcessingStage {
     std::vector<cudaStream_t> fused_streams;  // fused pipeline, stage 0: one per batch in flight
     std::vector<FusedGraph> fused_graphs;     // settings.gpu_graphs: one per fused stream
     size_t next_fused = 0;
+    uint64_t fused_issued = 0;  // batches issued fused, for GPUNFV_DEBUG_STEP_TIMES
     size_t persistent_out = 0;  // of the flights, those in a persistent kernel's slots
     Batch* waiting = nullptr;   // a small batch popped while every slot was taken
     std::vector<cudaEvent_t> free_events;
@@ -383,8 +399,9 @@ class GpuStage final : public ProcessingStage {
         }
         w.free_events.push_back(f.done);
         if (f.token) token_.release();
+        if (!f.marks.events.empty()) step_times_[c]->finish(f.marks);
         if (fused_)
-          finish_fused(w, f.batch);
+          finish_fused(w, f);
         else
           finish(w, f.batch);
         progressed = true;
@@ -569,10 +586,7 @@ class GpuStage final : public ProcessingStage {
 
   void finish_persistent(Worker& w, Flight& f) {
     --w.persistent_out;
-    const BatchView hv = f.batch->view();
-    for (size_t k = 0; k < f.nf_done.size(); ++k)
-      if (f.nf_done[k]) f.nf_done[k](hv.node_packets[k]);
-    finish_fused(w, f.batch);
+    finish_fused(w, f);
   }
 
   // Upload (host batch) or zeroed counts (device-resident batch), then classify and the first
@@ -625,10 +639,17 @@ class GpuStage final : public ProcessingStage {
     f.batch = b;
     note_time(b, &Times::issued_ns, monotonic_ns());
     PcieTally t;
-    if (!issue_fused_graph(w, slot, b, t)) {
+    if (!issue_fused_graph(w, slot, b, t, f.nf_done)) {
       t = PcieTally{};  // a refused recording counted nothing that ran
-      enqueue_fused(rc_.chains[w.chain], b, st, t);
+      FusedStepTimes& times = *step_times_[w.chain];
+      if (times.samples(w.fused_issued)) {
+        times.mark(f.marks, st);
+        enqueue_fused(rc_.chains[w.chain], b, st, t, f.nf_done, [&] { times.mark(f.marks, st); });
+      } else {
+        enqueue_fused(rc_.chains[w.chain], b, st, t, f.nf_done);
+      }
     }
+    ++w.fused_issued;
     count(t);
     f.done = w.free_events.back();
     w.free_events.pop_back();
@@ -637,10 +658,19 @@ class GpuStage final : public ProcessingStage {
   }
 
   // The fused batch's calls, on `st` (submitted, or recorded into a graph).
-  void enqueue_fused(const Chain& chain, Batch* b, cudaStream_t st, PcieTally& t) {
+  // `mark` (timing) runs after entering, after each NF and after leaving.
+  // Each NF leaves in `landed[k]` what it counts once the batch is back.
+  void enqueue_fused(const Chain& chain, Batch* b, cudaStream_t st, PcieTally& t,
+                     std::vector<std::function<void(uint32_t)>>& landed,
+                     const std::function<void()>& mark = [] {}) {
     const BatchView dv = device_view(b);
     const BatchView hv = b->view();
-    const GpuStream gs{st, 0, 256};
+    landed.assign(chain.path.size(), nullptr);
+    auto gs = [&](size_t k) {
+      GpuStream s{st, 0, 256};
+      s.count_landed = &landed[k];
+      return s;
+    };
     const bool zero_copy = !b->device_resident() && b->page_locked() &&
                            b->count() <= rc_.settings.gpu_zero_copy_packets;
     if (zero_copy) {
@@ -648,24 +678,33 @@ class GpuStage final : public ProcessingStage {
       zv.node_packets = dv.node_packets;
       launch_zero_node_packets(zv, st);
       launch_enter_chain(chain, zv, st);
-      for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, zv, uint8_t(k), gs);
+      mark();
+      for (size_t k = 0; k < chain.path.size(); ++k) {
+        launch_node_gpu(rc_, chain, zv, uint8_t(k), gs(k));
+        mark();
+      }
       launch_publish_node_packets(zv, hv.node_packets.framework_data(), st);
       t.zero_copy = 1;
     } else {
       enter_on_device(b, chain, dv, hv, st, t);
-      for (size_t k = 0; k < chain.path.size(); ++k) launch_node_gpu(rc_, chain, dv, uint8_t(k), gs);
+      mark();
+      for (size_t k = 0; k < chain.path.size(); ++k) {
+        launch_node_gpu(rc_, chain, dv, uint8_t(k), gs(k));
+        mark();
+      }
       download(b, st, t);
     }
+    mark();
   }
 
   // settings.gpu_graphs: the batch's calls as one graph launch on the slot's stream (see
   // chain/fused_graph.h). False: nothing was launched; the batch is to be issued directly.
   // Device-resident batches (a GPU ring's; graphs are refused beside one anyway) and pageable
-  // ones (their copies cannot be recorded) go directly, as do chains whose NFs order batches
-  // across streams themselves.
-  bool issue_fused_graph(Worker& w, size_t slot, Batch* b, PcieTally& t) {
+  // ones (their copies cannot be recorded) go directly.
+  bool issue_fused_graph(Worker& w, size_t slot, Batch* b, PcieTally& t,
+                         std::vector<std::function<void(uint32_t)>>& landed) {
     if (!graphs_) return false;
-    if (!graph_chain_[w.chain] || b->device_resident() || !b->page_locked()) {
+    if (b->device_resident() || !b->page_locked()) {
       graph_counts_.direct_batches.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -673,15 +712,7 @@ class GpuStage final : public ProcessingStage {
     device_twin(b);  // a batch's first twin is an allocation, which a recording refuses
     // From the recording until the launch, what the NFs noted as launched on `st` is not there yet.
     std::shared_lock<std::shared_mutex> recording(graph_launch_gate());
-    return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, t); });
-  }
-
-  // Whether the chain's fused batches may be recorded: no NF orders them by streams and events
-  // of its own, which a recording would take into the graph instead of issuing in call order.
-  bool records_safely(const Chain& c) const {
-    for (uint16_t nf : c.path)
-      if (rc_.nfs[nf]->gpu_orders_across_streams()) return false;
-    return true;
+    return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, t, landed); });
   }
 
   void count(const PcieTally& t) {
@@ -695,7 +726,11 @@ class GpuStage final : public ProcessingStage {
 
   // A fused batch came back: each NF stage counts what was sent to it, then egress takes it.
   // Flights complete in issue order, so stages see batches in ingress order.
-  void finish_fused(Worker& w, Batch* b) {
+  void finish_fused(Worker& w, Flight& f) {
+    Batch* b = f.batch;
+    const BatchView landed = b->view();
+    for (size_t k = 0; k < f.nf_done.size(); ++k)
+      if (f.nf_done[k]) f.nf_done[k](landed.node_packets[k]);
     ChainFlow& flow = *flows_[w.chain];
     const size_t n = rc_.chains[w.chain].path.size();
     const BatchView hv = b->view();
@@ -887,7 +922,8 @@ class GpuStage final : public ProcessingStage {
   bool persistent_pipeline_ = false;  // settings.gpu_pipeline: persistent
   std::vector<std::unique_ptr<PersistentChain>> persistent_;  // by chain; null: issued as fused
   bool graphs_ = false;           // settings.gpu_graphs (fused only)
-  std::vector<bool> graph_chain_;  // by chain: its batches may be recorded (records_safely)
+  bool debug_step_times_ = false;  // GPUNFV_DEBUG_STEP_TIMES set (fused only)
+  std::vector<std::unique_ptr<FusedStepTimes>> step_times_;  // by chain
   FusedGraphCounts graph_counts_;
   std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download
 };

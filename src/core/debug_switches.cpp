@@ -40,6 +40,7 @@ const std::vector<DebugSwitchDoc>& debug_switch_docs() {
       {"GPUNFV_DEBUG_UPLOAD_PREFIX", "uploads a host batch's whole device prefix instead of only what ingress wrote"},
       {"GPUNFV_DEBUG_COUNTS_BY_COPY", "per-node packet counts reach the host by a 128-byte copy instead of a kernel writing pinned memory"},
       {"GPUNFV_DEBUG_REPLAN_MS", "gnet re-plans every N ms, N up to 3600000 (the test that re-plans under load uses it)"},
+      {"GPUNFV_DEBUG_STEP_TIMES", "`fused` and `persistent`: every Nth batch issued whole is timed step by step on the GPU; the report gives the means (`scheduler.fused_step_us`)"},
       {"GPUNFV_DEBUG_FLOW", "CPU backend: prints every chain's queue state to stderr once a second"},
       {"GPUNFV_NIDS_LANES", "NIDS GPU kernel: lanes per packet, 4, 8, 16 or 32 (default 8, more where shared memory is short)"},
       {"GPUNFV_NO_GREEN_CONTEXTS", "SM partitions without CUDA green contexts: a block-count cap per NF (G-NET's fallback)"},
@@ -56,6 +57,7 @@ DebugSwitches debug_switches() {
   d.counts_by_copy = switch_on("GPUNFV_DEBUG_COUNTS_BY_COPY");
   d.replan_ms = number("GPUNFV_DEBUG_REPLAN_MS", 3'600'000);  // an hour at most
   d.flow = switch_on("GPUNFV_DEBUG_FLOW");
+  d.step_times = uint32_t(number("GPUNFV_DEBUG_STEP_TIMES", 1'000'000));
   d.nids_lanes = uint32_t(number("GPUNFV_NIDS_LANES", 32));
   if (d.nids_lanes != 0 && d.nids_lanes != 4 && d.nids_lanes != 8 && d.nids_lanes != 16 && d.nids_lanes != 32)
     throw ConfigError("GPUNFV_NIDS_LANES", "takes 4, 8, 16 or 32, not " + std::to_string(d.nids_lanes));

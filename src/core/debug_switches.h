@@ -22,6 +22,7 @@ struct DebugSwitches {
   bool counts_by_copy = false;     // GPUNFV_DEBUG_COUNTS_BY_COPY
   uint64_t replan_ms = 0;          // GPUNFV_DEBUG_REPLAN_MS (0: re-plans only as measured rates ask)
   bool flow = false;               // GPUNFV_DEBUG_FLOW
+  uint32_t step_times = 0;         // GPUNFV_DEBUG_STEP_TIMES (0: none timed)
   uint32_t nids_lanes = 0;         // GPUNFV_NIDS_LANES: 4, 8, 16 or 32 (0: the NF's choice)
   bool no_green_contexts = false;  // GPUNFV_NO_GREEN_CONTEXTS
   std::string python;              // GPUNFV_PYTHON (empty: the HTML report's default Python)

@@ -86,14 +86,25 @@ void destroy_event(cudaEvent_t e) {
   cudaEventDestroy(e);
 }
 
+// Recorded into a CUDA graph (a fused batch's), the record and the wait stay event nodes
+// (External), ordering the graph's launches after work outside it; CUDA takes the flags only
+// while the stream is being recorded.
+namespace {
+bool recording(cudaStream_t st) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  GPUNFV_CUDA(cudaStreamIsCapturing(st, &status));
+  return status == cudaStreamCaptureStatusActive;
+}
+}  // namespace
+
 void record_event(cudaEvent_t e, cudaStream_t st) {
   if (GpuCallSink* s = gpu_call_sink()) return s->record_event(e, st);
-  GPUNFV_CUDA(cudaEventRecord(e, st));
+  GPUNFV_CUDA(cudaEventRecordWithFlags(e, st, recording(st) ? cudaEventRecordExternal : cudaEventRecordDefault));
 }
 
 void wait_event(cudaStream_t st, cudaEvent_t e) {
   if (GpuCallSink* s = gpu_call_sink()) return s->wait_event(st, e);
-  GPUNFV_CUDA(cudaStreamWaitEvent(st, e, 0));
+  GPUNFV_CUDA(cudaStreamWaitEvent(st, e, recording(st) ? cudaEventWaitExternal : cudaEventWaitDefault));
 }
 
 void synchronize(cudaStream_t st) {

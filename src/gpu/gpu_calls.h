@@ -73,6 +73,8 @@ cudaStream_t create_stream();  // non-blocking (gpu/stream.h)
 void destroy_stream(cudaStream_t s);
 cudaEvent_t create_event(unsigned flags);
 void destroy_event(cudaEvent_t e);
+// Recorded into a CUDA graph, both stay event nodes that order the graph's launches after
+// work outside it (cudaEventRecordExternal, cudaEventWaitExternal).
 void record_event(cudaEvent_t e, cudaStream_t s);
 void wait_event(cudaStream_t s, cudaEvent_t e);
 void synchronize(cudaStream_t s);

@@ -2,6 +2,8 @@
 // of blocks the scheduler allows; later issues size it per NF).
 #pragma once
 
+#include <functional>
+
 #include <cuda_runtime.h>
 
 #include "gpu/cuda_check.h"
@@ -36,6 +38,11 @@ struct GpuStream {
   // Packets sent to this NF in the batch, as the host knows them (0: not known), for counting
   // them against the table version the launch uses (nf/table_versions.h).
   uint32_t packets = 0;
+  // Fused batches (packets 0): where an NF leaves the count of the packets sent to it against
+  // its launch's table version, to run once the batch has landed and the host knows them,
+  // instead of counting them on the device by a kernel of its own (nullptr: on the device).
+  // Never handed to an NF process.
+  std::function<void(uint32_t)>* count_landed = nullptr;
 };
 
 }  // namespace gpunfv

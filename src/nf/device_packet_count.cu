@@ -28,8 +28,15 @@ void DevicePacketCount::allocate() {
 }
 
 void DevicePacketCount::count(const BatchView& device_batch, uint8_t position,
-                              const GpuStream& stream) const {
-  if (stream.packets != 0 || device_batch.count == 0 || !counter_.size()) return;
+                              const GpuStream& stream, std::atomic<uint64_t>* version_packets) const {
+  if (stream.packets != 0 || device_batch.count == 0) return;
+  if (stream.count_landed) {
+    *stream.count_landed = [version_packets](uint32_t n) {
+      version_packets->fetch_add(n, std::memory_order_relaxed);
+    };
+    return;
+  }
+  if (!counter_.size()) return;
   const uint32_t blocks = std::min<uint32_t>((device_batch.count + 255) / 256, 64);
   gpu::launch(count_at_node_kernel, dim3(blocks), dim3(256), 0, stream.stream, device_batch, position,
               counter_.data());

@@ -19,9 +19,12 @@ class DevicePacketCount {
  public:
   // Allocates and zeroes the counter (once; later calls do nothing).
   void allocate();
-  // When the host does not know the batch's packets for this NF (stream.packets 0), launches
-  // the count over the packets alive at `position` on `stream`.
-  void count(const BatchView& device_batch, uint8_t position, const GpuStream& stream) const;
+  // When the host does not know the batch's packets for this NF (stream.packets 0): where the
+  // stream takes a count for when the batch has landed (GpuStream::count_landed), leaves one
+  // that adds them to `version_packets` (the version's host counter, kept for the run);
+  // otherwise launches the count over the packets alive at `position` on `stream`.
+  void count(const BatchView& device_batch, uint8_t position, const GpuStream& stream,
+             std::atomic<uint64_t>* version_packets) const;
   // Adds what was counted to `to` and zeroes the counter. The launches must be done.
   void take(std::atomic<uint64_t>* to) const;
 

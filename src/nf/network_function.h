@@ -77,11 +77,6 @@ class NetworkFunction {
   // NF's stage to a new lane, or the stage ends): an NF that remembers streams that launched
   // over its tables forgets it. Default: nothing.
   virtual void release_gpu_lane(cudaStream_t stream) {}
-  // Whether process_gpu() on a stream that is not serial orders batches through streams or
-  // events of the NF's own (IPsec's ordered pass): such work must be issued when process_gpu()
-  // is called, in call order, not recorded into a graph launched later, so the fused pipeline's
-  // graphs (settings.gpu_graphs) issue a chain holding such an NF directly. Default: no.
-  virtual bool gpu_orders_across_streams() const { return false; }
 #endif
 
   // The NF's per-packet function as data, for the persistent pipeline's chain kernel

@@ -47,7 +47,7 @@ void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
   // Noted before the pin ends: a replacement then waits for this launch.
   const auto t = tables_.pin();
   device_users_.note(t.version, stream.stream);
-  t->device_packets.count(device_batch, position, stream);
+  t->device_packets.count(device_batch, position, stream, t.packets);
   FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
   const uint8_t first_drop = first_drop_code<FirewallDrop>();

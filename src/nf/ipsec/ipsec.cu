@@ -2,10 +2,13 @@
 // two order-dependent passes (esp_order.h) as per-SA kernels.
 //
 // Order across batches: several batches are in flight on their own streams, so their kernels
-// may run in any order. The ordered pass of every batch therefore runs on one stream owned by
-// the NF, in the order process_gpu() is called (the GPU stage's single launcher thread calls it
-// in ingress order): an event hands each batch from its stream to the NF's stream for the
-// ordered pass and back. The per-packet work of different batches still overlaps freely.
+// may run in any order. The ordered pass of every batch therefore waits for the previous
+// batch's, in the order process_gpu() is called (the GPU stage's single launcher thread calls
+// it in ingress order): on the batch's own stream between a wait for the previous pass's event
+// and its own record of it (which a CUDA graph of the batch keeps as event nodes), or, for a
+// lane's stream (a green context, whose streams record only their own context's events), on a
+// stream owned by the NF that events hand the batch to and back from. The per-packet work of
+// different batches still overlaps freely.
 // In a chain pipeline where the NF is on one chain's path, every batch comes through one serial
 // stream of the NF's SM partition; outbound SA selection and numbering then run on the
 // partition's second stream (GpuStream::aux), so numbering batch k + 1 overlaps encrypting
@@ -33,18 +36,15 @@
 namespace gpunfv {
 
 struct IpsecGateway::GpuState {
-  cudaStream_t order = nullptr;  // the ordered passes of all batches, in launch order
-  cudaEvent_t ready = nullptr;   // a batch's per-packet step is done (batch stream -> order)
-  cudaEvent_t done = nullptr;    // its ordered pass is done (order -> batch stream)
+  cudaStream_t order = nullptr;  // lanes' batches: the ordered passes, in launch order
+  cudaEvent_t done = nullptr;    // the latest batch's ordered pass is done
   std::mutex m;                  // one launch sequence at a time (events are reused)
   GpuState() {
     order = create_stream();
-    ready = create_event(cudaEventDisableTiming);
     done = create_event(cudaEventDisableTiming);
   }
   ~GpuState() {
     gpu::destroy_event(done);
-    gpu::destroy_event(ready);
     destroy_stream(order);
   }
 };
@@ -218,7 +218,7 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
   // waits for this launch before it frees the table.
   const auto t = tables_.pin();
   device_users_.note(t.version, s.stream);
-  t->device_packets.count(db, position, s);
+  t->device_packets.count(db, position, s, t.packets);
   t.count(s.packets);
   const esp::EspView v = view_of(t->table.device_ref());
   const uint8_t first_drop = first_drop_code<IpsecDrop>();
@@ -233,18 +233,29 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
 
 
   std::lock_guard<std::mutex> lock(gpu_->m);
-  // Runs `pass` on the NF's ordering stream after everything queued so far on the batch's
-  // stream, and makes the batch's stream wait for it. A serial stream is already in order.
-  cudaStream_t order_stream = s.serial ? s.stream : gpu_->order;
+  // Runs `pass` after everything queued so far on the batch's stream and after the previous
+  // batch's pass, and makes the batch's stream wait for it. A serial stream is already in
+  // order. A stream of the primary context (the fused pipeline's) runs the pass itself between
+  // a wait for the previous pass's event and its own record of it, so a batch recorded as a
+  // CUDA graph keeps that order as event nodes (gpu::record_event); a lane's stream (a green
+  // context) hands the batch to the NF's ordering stream and back.
+  const bool in_place = s.serial || !s.aux_done;
+  cudaStream_t order_stream = in_place ? s.stream : gpu_->order;
   auto ordered = [&](auto pass) {
     if (sa_count == 0) return;  // no SA: nothing to number or check
     if (s.serial) {
       pass();
       return;
     }
+    if (in_place) {
+      gpu::wait_event(s.stream, gpu_->done);
+      pass();
+      gpu::record_event(gpu_->done, s.stream);
+      return;
+    }
     // A stream records only events of its own context: a lane's (green context) stream brings
-    // one (aux_done, unused without serial); other streams are the primary context's.
-    cudaEvent_t ready = s.aux_done ? s.aux_done : gpu_->ready;
+    // one (aux_done, unused without serial).
+    cudaEvent_t ready = s.aux_done;
     gpu::record_event(ready, s.stream);
     gpu::wait_event(gpu_->order, ready);
     pass();

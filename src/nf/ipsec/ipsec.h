@@ -113,8 +113,6 @@ class IpsecGateway final : public NetworkFunction {
   void process_gpu(const BatchView& device_batch, uint8_t position,
                    const GpuStream& stream) const override;
   void prepare_gpu_lane(const GpuStream& stream) override;
-  // The ordered pass hands each batch to the NF's ordering stream by events (ipsec.cu).
-  bool gpu_orders_across_streams() const override { return true; }
 #endif
   uint32_t result_bytes() const override { return esp::kRecordBytes; }
   uint32_t headroom_bytes() const override {

@@ -121,7 +121,6 @@ class NfProcessProxy final : public NetworkFunction {
 #if GPUNFV_HAVE_CUDA
   void process_gpu(const BatchView& device_batch, uint8_t position, const GpuStream& s) const override;
   void release_gpu_lane(cudaStream_t stream) override;
-  bool gpu_orders_across_streams() const override { return shape_->gpu_orders_across_streams(); }
 #endif
   uint32_t result_bytes() const override { return shape_->result_bytes(); }
   uint32_t headroom_bytes() const override { return shape_->headroom_bytes(); }

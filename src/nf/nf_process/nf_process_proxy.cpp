@@ -75,9 +75,11 @@ void NfProcessProxy::process_gpu(const BatchView& device_batch, uint8_t position
   r.nf = index_;
   r.result_offset = result_offset();
   r.position = position;
-  std::string text(sizeof device_batch + sizeof s, '\0');
+  GpuStream sent = s;
+  sent.count_landed = nullptr;  // the Manager's memory: the process counts on the device
+  std::string text(sizeof device_batch + sizeof sent, '\0');
   std::memcpy(text.data(), static_cast<const void*>(&device_batch), sizeof device_batch);
-  std::memcpy(text.data() + sizeof device_batch, static_cast<const void*>(&s), sizeof s);
+  std::memcpy(text.data() + sizeof device_batch, static_cast<const void*>(&sent), sizeof sent);
   process_->hand(s);
   if (!process_->call(r, text)) nf_process::drop_lost_packets_gpu(device_batch, position, s);
 }

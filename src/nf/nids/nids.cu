@@ -269,7 +269,7 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   const uint32_t per_block = uint32_t(warps) * per_warp_packets;
   int blocks = int((device_batch.count + per_block - 1) / per_block);
   if (stream.max_blocks > 0) blocks = std::min(blocks, stream.max_blocks);
-  t->device_packets.count(device_batch, position, stream);
+  t->device_packets.count(device_batch, position, stream, t.packets);
   NidsView view = t->device_view;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   const NfPackets<> packets = packets_at(device_batch, position, first_drop_code<NidsDrop>());

@@ -56,6 +56,7 @@ class LiveRouteTable {
     const Dir24_8& table() const { return s_->table; }
     uint64_t version() const { return s_->version; }
     void count(uint64_t packets) const { s_->packets->fetch_add(packets, std::memory_order_relaxed); }
+    std::atomic<uint64_t>* counter() const { return s_->packets; }  // kept for the run
 
    private:
     Slot* s_;

@@ -55,7 +55,7 @@ void Router::process_gpu(const BatchView& device_batch, uint8_t position,
   LiveRouteTable::Pin pin = live_.pin();
   const int slot = live_.slot_index(pin);
   note_device_use(slot, stream.stream);
-  device_packets_[slot].count(device_batch, position, stream);  // where the host does not know
+  device_packets_[slot].count(device_batch, position, stream, pin.counter());  // where the host does not know
   launch_per_packet(device_batch, position, device_views_[slot], RouterLogic{},
                     first_drop_code<RouterDrop>(), stream);
   pin.count(stream.packets);
