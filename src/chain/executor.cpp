@@ -16,6 +16,7 @@
 #include "chain/egress.h"
 #include "chain/gpuring_feed.h"
 #include "chain/gpuring_forward.h"
+#include "chain/ingress_share.h"
 #include "chain/live_metrics.h"
 #include "chain/processing_stage.h"
 #include "core/batch_pool.h"
@@ -155,8 +156,10 @@ class Pipeline {
     std::vector<std::thread> ingress;
     for (size_t c = 0; c < rc_.chains.size(); ++c) {
       const uint16_t threads = ingress_threads(rc_.chains[c]);
+      const uint16_t queues = std::max<uint16_t>(1, rc_.ports[rc_.chains[c].from]->rx_queues());
+      shares_.push_back(std::make_unique<IngressShare>(threads, queues, rc_.settings.ingress_adapt));
       for (uint16_t t = 0; t < threads; ++t)
-        ingress.emplace_back([this, c, t, threads] { ingress_loop(c, t, threads); });
+        ingress.emplace_back([this, c, t] { ingress_loop(c, t); });
     }
     ForwardThreads forwards(rc_, stats_);
     forwards.start([this] { return past_deadline(monotonic_ns()); });
@@ -179,6 +182,7 @@ class Pipeline {
       pc->dropped.add(DropReason::ingress_backpressure, pc->rx_queue_drops.load());
     collect_chain_metrics();
     stage_->report(stats_.scheduler);
+    if (rc_.settings.ingress_adapt) report_ingress(stats_.scheduler);
     for (auto& nf : rc_.nfs) {
       nf->finish();
       nlohmann::json j = nlohmann::json::object();
@@ -214,24 +218,33 @@ class Pipeline {
     return cap ? static_cast<uint16_t>(std::min<uint32_t>(queues, cap)) : queues;
   }
 
-  // One rx thread's view of its chain's port: the queues it polls and where it is among them.
+  // One rx thread's view of its chain's port: the queues it polls now and where it is among
+  // them, and its polls since it last reported them (chain/ingress_share.h).
   struct RxThread {
     size_t chain = 0;
+    uint16_t thread = 0;
     Port* port = nullptr;
     PortCounters* pc = nullptr;
     std::vector<uint16_t> queues;
     size_t turn = 0;
     uint64_t deadline_ns = 0;
+    uint64_t polls = 0, full_polls = 0;
     bool done() const {
       for (uint16_t q : queues)
         if (!port->rx_queue_done(q)) return false;
       return true;
     }
+    bool port_done() const {
+      for (uint16_t q = 0; q < std::max<uint16_t>(1, port->rx_queues()); ++q)
+        if (!port->rx_queue_done(q)) return false;
+      return true;
+    }
   };
 
-  // Rx thread `thread` of `threads` polls queues thread, thread + threads, ... of the chain's
-  // port. A flow arrives on one queue, so one thread fills its batches, in order.
-  void ingress_loop(size_t chain_index, uint16_t thread, uint16_t threads) {
+  // Rx thread `thread` of the chain polls the queues its IngressShare gives it at each batch
+  // boundary (without ingress_adapt: queues thread, thread + threads, ... for the whole run). A
+  // flow arrives on one queue, so one thread at a time fills its batches, in order.
+  void ingress_loop(size_t chain_index, uint16_t thread) {
     set_thread_name(fmt::format("gn-rx-c{}q{}", chain_index, thread));
     use_fine_timer_slack();
     if (feeds_[chain_index]) {  // a gpuring port: one thread takes the rings' batches
@@ -239,18 +252,29 @@ class Pipeline {
       return;
     }
     const Chain& chain = rc_.chains[chain_index];
+    IngressShare& share = *shares_[chain_index];
     RxThread rx;
     rx.chain = chain_index;
+    rx.thread = thread;
     rx.port = rc_.ports[chain.from].get();
     rx.pc = stats_.ports[chain.from].get();
     rx.deadline_ns = uint64_t(chain.batch_deadline_us) * 1000;
-    for (uint32_t q = thread; q < std::max<uint16_t>(1, rx.port->rx_queues()); q += threads)
-      rx.queues.push_back(static_cast<uint16_t>(q));
     for (;;) {
-      if (rx.done() || past_deadline(monotonic_ns())) break;
+      share.queues_of(thread, rx.queues);
+      if (rx.turn >= rx.queues.size()) rx.turn = 0;
+      const uint64_t now = monotonic_ns();
+      if (past_deadline(now)) break;
+      if (rx.queues.empty() || rx.done()) {  // idle, or its queues have ended before the others
+        if (rx.port_done()) break;
+        share.adjust(now);
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        continue;
+      }
       // Simmer: while the chain's first NF is slowed the port is not polled (a file or
       // generator source waits; a live source's own queue fills and counts its drops).
-      count_rx_drops(*rx.port, *rx.pc, rx.queues);
+      const bool dropped = count_rx_drops(*rx.port, *rx.pc, rx.queues);
+      share.note_polls(thread, std::exchange(rx.polls, 0), std::exchange(rx.full_polls, 0), dropped);
+      share.adjust(now);
       if (stage_->ingress_paused(static_cast<uint16_t>(chain_index))) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
         continue;
@@ -277,6 +301,16 @@ class Pipeline {
     count_rx_drops(*rx.port, *rx.pc, rx.queues);
   }
 
+  void report_ingress(nlohmann::json& j) const {
+    j["ingress"] = nlohmann::json::array();
+    for (size_t c = 0; c < shares_.size(); ++c)
+      j["ingress"].push_back({{"chain", rc_.chains[c].name},
+                              {"threads", shares_[c]->threads()},
+                              {"active_at_end", shares_[c]->active()},
+                              {"woken", shares_[c]->grown()},
+                              {"let_go", shares_[c]->shrunk()}});
+  }
+
   // Fills b until it holds `target` frames or its first frame is the chain's deadline old,
   // whatever the source is doing, or the source is done. While the chain has batches waiting
   // (backlogged) it goes on filling, up to the batch's capacity: it would wait behind them
@@ -294,6 +328,8 @@ class Pipeline {
       if (++rx.turn == rx.queues.size()) rx.turn = 0;
       const uint32_t want = (before < target ? target : b.capacity()) - before;
       const uint32_t n = rx.port->rx_queue_burst(q, b, want);
+      ++rx.polls;
+      rx.full_polls += n >= IngressShare::kFullPoll;
       if (n > 0) {
         stamp_received(rx, b, before, n, now);
         if (!first_ns) first_ns = now;
@@ -342,7 +378,8 @@ class Pipeline {
   }
 
   // A live source's own losses while the chain did not take its frames.
-  void count_rx_drops(Port& port, PortCounters& pc, const std::vector<uint16_t>& queues) {
+  // Whether the queues lost frames since the last look.
+  bool count_rx_drops(Port& port, PortCounters& pc, const std::vector<uint16_t>& queues) {
     uint64_t lost = 0;
     for (uint16_t q : queues) lost += port.take_rx_queue_drops(q);
     if (lost) {
@@ -350,6 +387,7 @@ class Pipeline {
       pc.rx_queue_drops.fetch_add(lost, std::memory_order_relaxed);
       pc.dropped_total.fetch_add(lost, std::memory_order_relaxed);
     }
+    return lost != 0;
   }
 
   // Egress (chain/egress.h) hands each batch back here in ingress order per chain: to the
@@ -529,6 +567,7 @@ class Pipeline {
   std::unique_ptr<CollectWorkers> collect_;
   std::atomic<uint32_t> in_flight_{0};
   std::vector<std::unique_ptr<ChainSeq>> chain_seq_;
+  std::vector<std::unique_ptr<IngressShare>> shares_;  // by chain
   std::unique_ptr<Egress> egress_;
   std::vector<std::unique_ptr<GpuRingFeed>> feeds_;  // per chain; null unless from a gpuring port
   std::unique_ptr<GpuRingForwards> ring_forwards_;   // forwards between gpuring ports

@@ -65,6 +65,7 @@ struct Settings {
   double sched_c_us = 20;               // gnet: overhead C per launch
   bool sched_fold_remainder = true;     // gnet: SMs below a partition step join the limiting NF
   uint32_t ingress_threads = 0;         // per chain, at most this many rx threads; 0: one per rx queue
+  bool ingress_adapt = false;           // a chain's rx queues on as few of its rx threads as keep up
   uint32_t egress_threads = 0;          // at most this many egress threads in all; 0: no cap
   uint32_t egress_threads_per_chain = 0;  // threads sharing a chain's egress; 0: 2 on 8+ cores, else 1
   uint32_t max_input_file_mb = kDefaultMaxInputFileMb;      // per route/rule file, decompressed (core/text_file.h)

@@ -94,7 +94,7 @@ Settings parse_settings(const ConfigNode& n) {
                "gpu_zero_copy_packets", "gpu_persistent_packets", "gpu_graphs",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
-               "ingress_threads", "egress_threads", "egress_threads_per_chain",
+               "ingress_threads", "ingress_adapt", "egress_threads", "egress_threads_per_chain",
                "max_input_file_mb", "max_pool_memory_percent", "metrics", "control",
                "nf_process_timeout_ms"});
   Settings s;
@@ -147,6 +147,7 @@ Settings parse_settings(const ConfigNode& n) {
   }
   s.gpu_sms = static_cast<uint32_t>(n.int_or("gpu_sms", 0, 0, 100000));
   s.ingress_threads = static_cast<uint32_t>(n.int_or("ingress_threads", 0, 0, 1024));
+  if (n.has("ingress_adapt")) s.ingress_adapt = n["ingress_adapt"].as_bool();
   s.egress_threads = static_cast<uint32_t>(n.int_or("egress_threads", 0, 0, 1024));
   s.egress_threads_per_chain =
       static_cast<uint32_t>(n.int_or("egress_threads_per_chain", 0, 0, 64));
