@@ -222,7 +222,6 @@ class Pipeline {
   // them, and its polls since it last reported them (chain/ingress_share.h).
   struct RxThread {
     size_t chain = 0;
-    uint16_t thread = 0;
     Port* port = nullptr;
     PortCounters* pc = nullptr;
     std::vector<uint16_t> queues;
@@ -255,7 +254,6 @@ class Pipeline {
     IngressShare& share = *shares_[chain_index];
     RxThread rx;
     rx.chain = chain_index;
-    rx.thread = thread;
     rx.port = rc_.ports[chain.from].get();
     rx.pc = stats_.ports[chain.from].get();
     rx.deadline_ns = uint64_t(chain.batch_deadline_us) * 1000;
