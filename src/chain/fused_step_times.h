@@ -30,6 +30,7 @@ class FusedStepTimes {
     std::vector<cudaEvent_t> events;
     std::vector<uint64_t> host_ns;  // the issuing thread's clock at each mark
   };
+  bool enabled() const { return every_ != 0; }
   // Whether the chain's batch number `k` (counted by the caller) is timed.
   bool samples(uint64_t k) const { return every_ != 0 && k % every_ == 0; }
   // Records an event on `st`: the first before the batch's first step, then one after each.

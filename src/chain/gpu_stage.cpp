@@ -113,7 +113,6 @@ class GpuStage final : public ProcessingStage {
     counts_by_copy_ = debug.counts_by_copy;
     upload_prefix_ = debug.upload_prefix;
     debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
-    debug_step_times_ = debug.step_times != 0;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
     persistent_pipeline_ = rc.settings.gpu_pipeline == "persistent";
     fused_ = rc.settings.gpu_pipeline == "fused" || persistent_pipeline_;
@@ -243,7 +242,7 @@ class GpuStage final : public ProcessingStage {
                  {"persistent_batches", persistent_batches_.load()},
                  {"device_resident_batches", resident_batches_.load()}};
     if (graphs_) graph_counts_.report(j["gpu_graphs"]);
-    if (debug_step_times_) {
+    if (!step_times_.empty() && step_times_.front()->enabled()) {  // one switch for every chain
       j["fused_step_us"] = nlohmann::json::array();
       for (const auto& st : step_times_) {
         nlohmann::json c;
@@ -654,7 +653,7 @@ class GpuStage final : public ProcessingStage {
     f.done = w.free_events.back();
     w.free_events.pop_back();
     GPUNFV_CUDA(cudaEventRecord(f.done, st));
-    w.flights.push_back(f);
+    w.flights.push_back(std::move(f));
   }
 
   // The fused batch's calls, on `st` (submitted, or recorded into a graph).
@@ -728,12 +727,11 @@ class GpuStage final : public ProcessingStage {
   // Flights complete in issue order, so stages see batches in ingress order.
   void finish_fused(Worker& w, Flight& f) {
     Batch* b = f.batch;
-    const BatchView landed = b->view();
+    const BatchView hv = b->view();
     for (size_t k = 0; k < f.nf_done.size(); ++k)
-      if (f.nf_done[k]) f.nf_done[k](landed.node_packets[k]);
+      if (f.nf_done[k]) f.nf_done[k](hv.node_packets[k]);
     ChainFlow& flow = *flows_[w.chain];
     const size_t n = rc_.chains[w.chain].path.size();
-    const BatchView hv = b->view();
     const uint64_t now = monotonic_ns();
     for (size_t s = 1; s <= n; ++s) flow.pass(s, b, hv.node_packets[s - 1], now);
     flow.pass(n + 1, b, 0, now);
@@ -922,7 +920,6 @@ class GpuStage final : public ProcessingStage {
   bool persistent_pipeline_ = false;  // settings.gpu_pipeline: persistent
   std::vector<std::unique_ptr<PersistentChain>> persistent_;  // by chain; null: issued as fused
   bool graphs_ = false;           // settings.gpu_graphs (fused only)
-  bool debug_step_times_ = false;  // GPUNFV_DEBUG_STEP_TIMES set (fused only)
   std::vector<std::unique_ptr<FusedStepTimes>> step_times_;  // by chain
   FusedGraphCounts graph_counts_;
   std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download

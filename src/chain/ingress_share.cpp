@@ -29,6 +29,7 @@ void IngressShare::queues_of(uint16_t t, std::vector<uint16_t>& out) {
 }
 
 void IngressShare::note_polls(uint16_t t, uint64_t polls, uint64_t full, bool dropped) {
+  if (!adapt_) return;
   Polls& p = polls_[t];
   if (polls) p.polls.fetch_add(polls, std::memory_order_relaxed);
   if (full) p.full.fetch_add(full, std::memory_order_relaxed);
