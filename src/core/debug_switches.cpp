@@ -43,6 +43,8 @@ const std::vector<DebugSwitchDoc>& debug_switch_docs() {
       {"GPUNFV_DEBUG_STEP_TIMES", "`fused` and `persistent`: every Nth batch issued whole is timed step by step on the GPU; the report gives the means (`scheduler.fused_step_us`)"},
       {"GPUNFV_DEBUG_FLOW", "CPU backend: prints every chain's queue state to stderr once a second"},
       {"GPUNFV_NIDS_LANES", "NIDS GPU kernel: lanes per packet, 4, 8, 16 or 32 (default 8, more where shared memory is short)"},
+      {"GPUNFV_NIDS_CHUNK", "NIDS GPU kernel: the fewest payload bytes a lane scans, 8, 16, 32 or 64 (default 16 for batches up to 1,024 packets, else 32)"},
+      {"GPUNFV_IPSEC_LANES", "IPsec outbound GPU kernel: lanes per packet, 1, 2, 4 or 8 (default 8 for batches up to 1,024 packets, else 1)"},
       {"GPUNFV_NO_GREEN_CONTEXTS", "SM partitions without CUDA green contexts: a block-count cap per NF (G-NET's fallback)"},
       {"GPUNFV_PYTHON", "the Python that draws the HTML report's plots (default /usr/bin/python3, where Debian's matplotlib is)"},
   };
@@ -61,6 +63,12 @@ DebugSwitches debug_switches() {
   d.nids_lanes = uint32_t(number("GPUNFV_NIDS_LANES", 32));
   if (d.nids_lanes != 0 && d.nids_lanes != 4 && d.nids_lanes != 8 && d.nids_lanes != 16 && d.nids_lanes != 32)
     throw ConfigError("GPUNFV_NIDS_LANES", "takes 4, 8, 16 or 32, not " + std::to_string(d.nids_lanes));
+  d.nids_chunk = uint32_t(number("GPUNFV_NIDS_CHUNK", 64));
+  if (d.nids_chunk != 0 && d.nids_chunk != 8 && d.nids_chunk != 16 && d.nids_chunk != 32 && d.nids_chunk != 64)
+    throw ConfigError("GPUNFV_NIDS_CHUNK", "takes 8, 16, 32 or 64, not " + std::to_string(d.nids_chunk));
+  d.ipsec_lanes = uint32_t(number("GPUNFV_IPSEC_LANES", 8));
+  if (d.ipsec_lanes != 0 && d.ipsec_lanes != 1 && d.ipsec_lanes != 2 && d.ipsec_lanes != 4 && d.ipsec_lanes != 8)
+    throw ConfigError("GPUNFV_IPSEC_LANES", "takes 1, 2, 4 or 8, not " + std::to_string(d.ipsec_lanes));
   d.no_green_contexts = switch_on("GPUNFV_NO_GREEN_CONTEXTS");
   if (const char* p = value_of("GPUNFV_PYTHON"); p && *p) {
     if (*p != '/') throw ConfigError("GPUNFV_PYTHON", "takes an absolute path to a Python, not '" + std::string(p) + "'");

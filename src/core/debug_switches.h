@@ -24,6 +24,8 @@ struct DebugSwitches {
   bool flow = false;               // GPUNFV_DEBUG_FLOW
   uint32_t step_times = 0;         // GPUNFV_DEBUG_STEP_TIMES (0: none timed)
   uint32_t nids_lanes = 0;         // GPUNFV_NIDS_LANES: 4, 8, 16 or 32 (0: the NF's choice)
+  uint32_t nids_chunk = 0;         // GPUNFV_NIDS_CHUNK: 8, 16, 32 or 64 bytes (0: by batch size)
+  uint32_t ipsec_lanes = 0;        // GPUNFV_IPSEC_LANES: 1, 2, 4 or 8 (0: the NF's choice)
   bool no_green_contexts = false;  // GPUNFV_NO_GREEN_CONTEXTS
   std::string python;              // GPUNFV_PYTHON (empty: the HTML report's default Python)
 };

@@ -45,7 +45,9 @@ class IsoSpan {
   GPUNFV_HD GPUNFV_FORCEINLINE T* framework_run(size_t offset) const {
     static_assert(N * sizeof(T) <= kIsoScratchBytes, "a run longer than the refusal scratch");
 #if GPUNFV_CHECKED
-    if (offset >= size_ || N > size_ - offset) return static_cast<T*>(iso_refuse(offset + N, size_));
+    // Past the first test offset < size_ < 2^32: the second runs in 32 bits.
+    if (offset >= size_ || N > size_ - uint32_t(offset))
+      return static_cast<T*>(iso_refuse(offset + N, size_));
 #endif
     return base_ + offset;
   }
@@ -67,7 +69,8 @@ class IsoSpan {
   // count either way, so the compiler drops the checks of its constant indices.
   GPUNFV_HD IsoSpan subspan(size_t offset, size_t count) const {
 #if GPUNFV_CHECKED
-    if (offset > size_ || count > size_ - offset)
+    // Past the first test offset <= size_ < 2^32: the second subtracts in 32 bits.
+    if (offset > size_ || count > size_ - uint32_t(offset))
       return IsoSpan(static_cast<T*>(iso_refuse(offset + count, size_)),
                      count <= kIsoScratchBytes / sizeof(T) ? count : 0);
 #endif

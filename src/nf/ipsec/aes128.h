@@ -186,6 +186,34 @@ GPUNFV_HD GPUNFV_FORCEINLINE void encrypt_block(const Key128& k, uint32_t s[4], 
 
 // --- CTR mode as ESP uses it (RFC 3686 section 4) -------------------------------------------
 
+// Keystream block `block` (from 1) of one packet: counter block nonce (4 bytes) || iv (8 bytes)
+// || block (4 bytes, big-endian), encrypted; returned as the keystream's bytes in memory order
+// (four little-endian words), as xor_keystream takes them. Blocks are independent of each
+// other, so several GPU lanes may compute one packet's (ipsec.cu).
+template <typename Table = GlobalTable>
+GPUNFV_HD GPUNFV_FORCEINLINE void keystream_block(const Key128& k, uint32_t nonce, uint64_t iv,
+                                                  uint32_t block, uint32_t out[4], Table te = Table{}) {
+  uint32_t ks[4] = {nonce, uint32_t(iv >> 32), uint32_t(iv), block};
+  encrypt_block(k, ks, te);
+  for (int w = 0; w < 4; ++w) out[w] = words::bswap32(ks[w]);
+}
+
+// XORs keystream block `block` (from 1; `ks` as keystream_block gives it) into its bytes of `d`,
+// the whole CTR range: bytes [16 (block - 1), 16 block), or to the end of `d` for the last.
+GPUNFV_HD GPUNFV_FORCEINLINE void xor_keystream(IsoSpan<uint8_t> d, uint32_t block, const uint32_t ks[4]) {
+  const uint32_t pos = 16 * (block - 1);
+  if (pos >= d.size()) return;
+  if (d.size() - pos >= 16) {
+    words::xor_block16(d, pos, ks);  // whole words (word_access.h: why)
+  } else {
+    for (uint32_t j = 0; pos + j < d.size(); ++j)  // the loop's test is each byte's bounds check
+      d[pos + j] ^= uint8_t(ks[j >> 2] >> (8 * (j & 3)));
+  }
+}
+
+// CTR blocks of a range of `len` bytes.
+GPUNFV_HD GPUNFV_FORCEINLINE uint32_t ctr_blocks(uint32_t len) { return (len + 15) / 16; }
+
 // XORs the AES-CTR keystream into bytes [off, off + len) of `data`. Counter block i (from 1):
 // nonce (4 bytes) || iv (8 bytes) || i (4 bytes, big-endian). Encryption and decryption are
 // the same operation.
@@ -193,19 +221,10 @@ template <typename Table = GlobalTable>
 GPUNFV_HD inline void ctr_xor(const Key128& k, uint32_t nonce, uint64_t iv, IsoSpan<uint8_t> data,
                               uint32_t off, uint32_t len, Table te = Table{}) {
   IsoSpan<uint8_t> d = data.subspan(off, len);  // one check for the whole range's bounds
-  uint32_t block = 1;
-  for (uint32_t pos = 0; pos < len; pos += 16, ++block) {
-    uint32_t ks[4] = {nonce, uint32_t(iv >> 32), uint32_t(iv), block};
-    encrypt_block(k, ks, te);
-    if (len - pos >= 16) {
-      // Keystream bytes in memory order, XORed in as words (word_access.h: why).
-      const uint32_t k[4] = {words::bswap32(ks[0]), words::bswap32(ks[1]), words::bswap32(ks[2]),
-                             words::bswap32(ks[3])};
-      words::xor_block16(d, pos, k);
-    } else {
-      for (uint32_t j = 0; pos + j < d.size(); ++j)  // d.size() is len: its check is the loop's
-        d[pos + j] ^= uint8_t(ks[j >> 2] >> (24 - 8 * (j & 3)));
-    }
+  for (uint32_t block = 1; block <= ctr_blocks(len); ++block) {
+    uint32_t ks[4];
+    keystream_block(k, nonce, iv, block, ks, te);
+    xor_keystream(d, block, ks);
   }
 }
 

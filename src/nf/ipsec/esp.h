@@ -163,6 +163,21 @@ GPUNFV_HD inline void select_outbound_sa(const NfPackets<>& packets, uint32_t i,
 
 // --- outbound step 3: encapsulation (per packet; step 2 has set the sequence number) --------
 
+// What an encapsulation's three parts hand each other: begin() checks the packet, moves the
+// inner packet up and writes the trailer; the CTR keystream blocks are XORed in (each block
+// depends only on its number, so GPU lanes may share a packet's: ipsec.cu); end() writes the
+// ESP and outer headers and the ICV. operator() runs the three in that order on one thread.
+struct EncapLayout {
+  bool proceed = false;  // begin() passed the packet on to be encrypted (else its verdict stands)
+  uint32_t sa = 0, seq = 0;
+  uint32_t ip = 0, ct = 0, ct_len = 0;  // the outer header's offset, the ciphertext's range
+  uint8_t tos = 0;
+  uint16_t df = 0;
+  GPUNFV_HD uint32_t esp() const { return ip + kOuterIpBytes; }
+  GPUNFV_HD uint32_t icv() const { return ct + ct_len; }
+  GPUNFV_HD uint32_t end() const { return icv() + kIcvBytes; }
+};
+
 // Table: where AES reads its round table (aes128.h); the CPU and the GPU's default read the
 // one global copy, the GPU's crypto kernels their staged per-lane copies.
 template <typename Table = aes::GlobalTable>
@@ -170,6 +185,21 @@ struct EncapsulateWith {
   using Drops = IpsecDrop;
   Table te{};
   GPUNFV_HD NfVerdict operator()(const EspView& v, PacketRef p) const {
+    EncapLayout l;
+    const NfVerdict r = begin(v, p, l);
+    if (!l.proceed) return r;
+    IsoSpan<uint8_t> ct = p.slot().subspan(l.ct, l.ct_len);
+    for (uint32_t block = 1; block <= aes::ctr_blocks(l.ct_len); ++block) {
+      uint32_t ks[4];
+      keystream(v, l, block, ks);
+      aes::xor_keystream(ct, block, ks);
+    }
+    return end(v, p, l);
+  }
+
+  // Checks, the SA, the inner packet moved up by 36 bytes, the trailer. `l.proceed` false: the
+  // packet is done with the verdict returned (a drop, or passed unchanged in bypass).
+  GPUNFV_HD NfVerdict begin(const EspView& v, PacketRef p, EncapLayout& l) const {
     const PacketHeaders& h = p.headers();
     const EspRecord rec = read_record_of(p);
     if (rec.sa == kNoSa) {
@@ -177,24 +207,21 @@ struct EncapsulateWith {
       return h.ip_version == 4 ? NfVerdict(IpsecDrop::ipsec_no_sa) : DropReason::not_ipv4;
     }
     if (rec.flags & kSeqExhausted) return IpsecDrop::esp_seq_exhausted;
-    const Sa& sa = v.table.sas[rec.sa];
 
     IsoSpan<uint8_t> s = p.slot();
     const uint32_t ip = h.l3_off;
     const uint32_t inner = load_be16(s, ip + 2);  // parse_headers: it lies within the frame
     const uint32_t ct_len = inner + pad_bytes(inner) + 2;
-    const uint32_t esp = ip + kOuterIpBytes;
-    const uint32_t ct = esp + kHeaderBytes + kIvBytes;
-    const uint32_t icv = ct + ct_len;
-    const uint32_t end = icv + kIcvBytes;
+    const uint32_t ct = ip + kOuterIpBytes + kHeaderBytes + kIvBytes;
+    const uint32_t end = ct + ct_len + kIcvBytes;
     if (end > s.size() || end > 0xFFFF || end - ip > 0xFFFF) return DropReason::oversize;
 
     // The headers are written through views of their constant sizes, each checked once: the
     // checks of their fields' constant offsets fold away.
     // Read what the outer header copies before the inner packet moves.
     const IsoSpan<const uint8_t> inner_ip = s.subspan(ip, kOuterIpBytes);
-    const uint8_t tos = inner_ip[1];  // DSCP and ECN copied (RFC 4301 5.1.2.1, RFC 6040 normal mode)
-    const uint16_t df = load_be16(inner_ip, 6) & 0x4000;  // DF copied from the inner header
+    l.tos = inner_ip[1];  // DSCP and ECN copied (RFC 4301 5.1.2.1, RFC 6040 normal mode)
+    l.df = load_be16(inner_ip, 6) & 0x4000;  // DF copied from the inner header
 
     // Move the inner packet up by 36 bytes to make room for the headers.
     move_bytes(s, ip, ct, inner);
@@ -205,23 +232,42 @@ struct EncapsulateWith {
     trailer[pad] = uint8_t(pad);
     trailer[pad + 1] = kNextHeaderIpv4;
 
-    const uint64_t iv = iv_of(v.iv_epoch, rec.seq);
-    aes::ctr_xor(sa.enc, sa.nonce, iv, s, ct, ct_len, te);
+    l.proceed = true;
+    l.sa = rec.sa;
+    l.seq = rec.seq;
+    l.ip = ip;
+    l.ct = ct;
+    l.ct_len = ct_len;
+    return DropReason::none;
+  }
 
+  // Keystream block `block` (from 1) of the packet begin() laid out as `l`.
+  GPUNFV_HD GPUNFV_FORCEINLINE void keystream(const EspView& v, const EncapLayout& l, uint32_t block,
+                                              uint32_t ks[4]) const {
+    const Sa& sa = v.table.sas[l.sa];
+    aes::keystream_block(sa.enc, sa.nonce, iv_of(v.iv_epoch, l.seq), block, ks, te);
+  }
+
+  // ESP header, outer IPv4 header, ICV, length and headers, once the ciphertext is in place.
+  GPUNFV_HD NfVerdict end(const EspView& v, PacketRef p, const EncapLayout& l) const {
+    const Sa& sa = v.table.sas[l.sa];
+    IsoSpan<uint8_t> s = p.slot();
+    const uint64_t iv = iv_of(v.iv_epoch, l.seq);
+    const uint32_t esp = l.esp(), icv = l.icv(), end = l.end();
     const IsoSpan<uint8_t> esp_iv = s.subspan(esp, kHeaderBytes + kIvBytes);
     store_be32(esp_iv, 0, sa.spi);
-    store_be32(esp_iv, 4, rec.seq);
+    store_be32(esp_iv, 4, l.seq);
     store_be32(esp_iv, 8, uint32_t(iv >> 32));
     store_be32(esp_iv, 12, uint32_t(iv));
 
     // Outer IPv4 header: no options, ID from the sequence number (unique enough: the outer
     // packet is never fragmented by us), TTL 64, protocol 50, fresh checksum.
-    const IsoSpan<uint8_t> outer = s.subspan(ip, kOuterIpBytes);
+    const IsoSpan<uint8_t> outer = s.subspan(l.ip, kOuterIpBytes);
     outer[0] = 0x45;
-    outer[1] = tos;
-    store_be16(outer, 2, uint16_t(end - ip));
-    store_be16(outer, 4, uint16_t(rec.seq));
-    store_be16(outer, 6, df);
+    outer[1] = l.tos;
+    store_be16(outer, 2, uint16_t(end - l.ip));
+    store_be16(outer, 4, uint16_t(l.seq));
+    store_be16(outer, 6, l.df);
     outer[8] = kOuterTtl;
     outer[9] = kProtoEsp;
     store_be16(outer, 10, 0);

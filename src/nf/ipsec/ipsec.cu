@@ -24,6 +24,7 @@
 
 #include <cub/block/block_scan.cuh>
 
+#include "core/debug_switches.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
@@ -39,6 +40,7 @@ struct IpsecGateway::GpuState {
   cudaStream_t order = nullptr;  // lanes' batches: the ordered passes, in launch order
   cudaEvent_t done = nullptr;    // the latest batch's ordered pass is done
   std::mutex m;                  // one launch sequence at a time (events are reused)
+  uint32_t encap_lanes = 0;      // GPUNFV_IPSEC_LANES, read when prepared (0: by batch size)
   GpuState() {
     order = create_stream();
     done = create_event(cudaEventDisableTiming);
@@ -59,6 +61,8 @@ constexpr int kOrderThreads = 128;  // 4 warps, 4 SAs per block
 // block stages the AES table's 32 lane copies (32 KiB of shared memory, aes::LaneTable), which
 // allows 7 blocks per SM; at 128 threads the registers (about 90 a thread) allow 5, 20 warps.
 constexpr int kCryptoThreads = 128;
+// Largest outbound batch whose packets share lanes (encap_lanes).
+constexpr uint32_t kEncapLaneBatch = 1024;
 
 // The ESP per-packet step (Encapsulate or Decapsulate) with AES's round table in shared memory.
 template <template <typename> class Step>
@@ -82,6 +86,96 @@ void launch_esp_crypto(const NfPackets<PacketAccess::rewrite>& p, const esp::Esp
   launch_nf_kernel(esp_crypto_kernel<Step>, dim3(blocks), dim3(kCryptoThreads), 0, s.stream, p, v);
 }
 
+// Outbound encapsulation with a group of G lanes per packet, for small batches, where a
+// packet's thousands of dependent instructions on one thread set the kernel's time (a batch
+// of 1,000 64-byte frames took as long as one of 8,192: about 40 us on an H200). The group's
+// first lane runs begin() and end() (the ICV is one chain of SHA-1 compressions); the AES
+// blocks, most of a packet's instructions, go to the group's lanes, G at a time: each lane
+// leaves its keystream block in shared memory and the first lane XORs them in, in order (two
+// lanes writing one packet's neighbouring blocks would share the aligned word between them).
+// Lanes idle while the first hashes, so large batches keep a lane per packet.
+constexpr uint32_t kWarpLanes = 32;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+template <uint32_t G>
+__global__ void __launch_bounds__(kCryptoThreads)
+esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, esp::EspView v) {
+  __shared__ uint32_t lanes[aes::LaneTable::kWords];
+  __shared__ uint32_t stream[kCryptoThreads][4];  // each thread's keystream block of the round
+  const uint32_t* te = aes::table();
+  for (uint32_t k = threadIdx.x; k < aes::LaneTable::kWords; k += blockDim.x)
+    lanes[k] = te[k / aes::LaneTable::kLanes];
+  __syncthreads();
+  const esp::EncapsulateWith<aes::LaneTable> step{
+      aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
+  constexpr uint32_t kGroups = kWarpLanes / G;  // packets a warp takes at once
+  const uint32_t lane = threadIdx.x % kWarpLanes, sub = lane % G, leader = lane - sub;
+  const uint32_t warp = threadIdx.x / kWarpLanes, warps = blockDim.x / kWarpLanes;
+  const unsigned group_mask = G == kWarpLanes ? kFullMask : ((1u << G) - 1u) << leader;
+  const uint32_t first_thread = threadIdx.x - sub;  // the group's first lane, in the block
+  const uint32_t count = p.count();
+  // Warp-uniform: every lane steps through the same bases and rounds.
+  for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count;
+       base += gridDim.x * warps * kGroups) {
+    const uint32_t i = base + lane / G;
+    const bool here = i < count && p.here(i);
+    IsoFaultScope fault;
+    esp::EncapLayout l;
+    NfVerdict r = DropReason::none;
+    if (here && sub == 0) r = step.begin(v, p.packet(i), l);
+    // The layout to the group, and the first lane's moves and trailer before any lane reads.
+    l.proceed = __shfl_sync(kFullMask, l.proceed, leader);
+    l.sa = __shfl_sync(kFullMask, l.sa, leader);
+    l.seq = __shfl_sync(kFullMask, l.seq, leader);
+    l.ct_len = __shfl_sync(kFullMask, l.ct_len, leader);
+    __syncwarp();
+    const uint32_t blocks = here && l.proceed ? aes::ctr_blocks(l.ct_len) : 0;
+    for (uint32_t round = 0; __any_sync(kFullMask, round * G < blocks); ++round) {
+      const uint32_t block = round * G + sub + 1;
+      if (block <= blocks) step.keystream(v, l, block, stream[threadIdx.x]);
+      __syncwarp();
+      if (sub == 0 && round * G < blocks) {
+        IsoSpan<uint8_t> ct = p.packet(i).slot().subspan(l.ct, l.ct_len);
+        for (uint32_t k = 0; k < G && round * G + k < blocks; ++k)
+          aes::xor_keystream(ct, round * G + k + 1, stream[first_thread + k]);
+      }
+      __syncwarp();  // the block's stream is written again next round
+    }
+    if (here && sub == 0 && l.proceed) r = step.end(v, p.packet(i), l);
+    // A lane of the group that reached outside the NF's memory faults the packet.
+    const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
+    if (here && sub == 0)
+      p.finish(i, faulted ? NfVerdict(DropReason::nf_isolation_fault) : r);
+  }
+}
+
+// Lanes per packet for an outbound batch of `count` packets: 8 for a batch of up to
+// kEncapLaneBatch packets, else 1. Lanes idle while their packet's first lane hashes, which a
+// loaded GPU (large batches) pays for; S_d at half its capacity (batches of about 2,000
+// packets) did no better with 2 or 4 lanes than with one. `want` (GPUNFV_IPSEC_LANES: 1, 2, 4
+// or 8) overrides.
+uint32_t encap_lanes(uint32_t count, uint32_t want) {
+  if (want != 0) return want;
+  return count <= kEncapLaneBatch ? 8 : 1;
+}
+
+void launch_encapsulation(const NfPackets<PacketAccess::rewrite>& p, const esp::EspView& v,
+                          const GpuStream& s, uint32_t want_lanes) {
+  const uint32_t lanes = encap_lanes(p.count(), want_lanes);
+  if (lanes == 1) {
+    launch_esp_crypto<esp::EncapsulateWith>(p, v, s);
+    return;
+  }
+  int blocks = int((uint64_t(p.count()) * lanes + kCryptoThreads - 1) / kCryptoThreads);
+  if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
+  const dim3 grid(blocks), block(kCryptoThreads);
+  switch (lanes) {
+    case 2: launch_nf_kernel(esp_encap_lanes_kernel<2>, grid, block, 0, s.stream, p, v); break;
+    case 4: launch_nf_kernel(esp_encap_lanes_kernel<4>, grid, block, 0, s.stream, p, v); break;
+    default: launch_nf_kernel(esp_encap_lanes_kernel<8>, grid, block, 0, s.stream, p, v); break;
+  }
+}
+
 __global__ void select_sa_kernel(NfPackets<> p, esp::EspView v) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.count(); i += gridDim.x * blockDim.x)
     esp::select_outbound_sa(p, i, v);
@@ -99,14 +193,17 @@ __global__ void select_sa_kernel(NfPackets<> p, esp::EspView v) {
 // which made numbering the IPsec stage's limit.
 constexpr int kRecordSa = 0, kRecordSeq = 1, kRecordFlags = 2;  // EspRecord's fields, in words
 
-constexpr int kNumberThreads = 1024;  // a tile of 8192 packets: one pass over a default batch
+// Blocks of 1024 threads take a tile of 8192 packets, one pass over a default batch; a smaller
+// batch gets a block just large enough for one tile (launch_numbering), whose scan is shorter
+// (a block of 1024 took 14 us on an H200 whatever the batch).
 constexpr int kNumberItems = 8;
 
-__global__ void __launch_bounds__(kNumberThreads)
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
 number_kernel(NfPackets<> p, IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState> state) {
-  using Scan = cub::BlockScan<uint32_t, kNumberThreads>;
+  using Scan = cub::BlockScan<uint32_t, Threads>;
   __shared__ typename Scan::TempStorage scan_storage;
-  constexpr uint32_t kTile = uint32_t(kNumberThreads) * kNumberItems;
+  constexpr uint32_t kTile = uint32_t(Threads) * kNumberItems;
   for (uint32_t k = blockIdx.x; k < slots.size(); k += gridDim.x) {
     const uint32_t sa = slots[k];
     const uint64_t first_seq = state[sa].next_seq;
@@ -140,6 +237,21 @@ number_kernel(NfPackets<> p, IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState
     if (threadIdx.x == 0 && next != first_seq)
       state[sa].next_seq = next < esp::kLastSeq + 1 ? next : esp::kLastSeq + 1;
     __syncthreads();
+  }
+}
+
+// The numbering pass over a batch, in blocks of the fewest threads (128 to 1024) whose tile
+// holds the whole batch.
+void launch_numbering(const NfPackets<>& p, IsoSpan<const uint32_t> slots,
+                      IsoSpan<esp::SaState> state, int blocks, cudaStream_t stream) {
+  int threads = 128;
+  while (threads < 1024 && uint64_t(threads) * kNumberItems < p.count()) threads *= 2;
+  const dim3 grid(blocks);
+  switch (threads) {
+    case 128: launch_nf_kernel(number_kernel<128>, grid, dim3(128), 0, stream, p, slots, state); break;
+    case 256: launch_nf_kernel(number_kernel<256>, grid, dim3(256), 0, stream, p, slots, state); break;
+    case 512: launch_nf_kernel(number_kernel<512>, grid, dim3(512), 0, stream, p, slots, state); break;
+    default: launch_nf_kernel(number_kernel<1024>, grid, dim3(1024), 0, stream, p, slots, state); break;
   }
 }
 
@@ -196,6 +308,7 @@ void IpsecGateway::prepare_gpu() {
   // Every slot fresh: sequence numbers from 1, empty windows (rewind() comes here too).
   device_state_.upload(std::vector<esp::SaState>(max_sas_, esp::SaState{}));
   if (!gpu_) gpu_.reset(new GpuState);
+  gpu_->encap_lanes = debug_switches().ipsec_lanes;
   if (device_counting_ && !device_counts_) device_counts_ = std::make_unique<DeviceCounters>(max_sas_);
 }
 
@@ -273,18 +386,16 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
       // encryption waits for them. (The batch's earlier stages completed before the pipeline
       // handed it to this NF, so nothing else needs waiting for.)
       launch_nf_kernel(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.aux, packets, v);
-      launch_nf_kernel(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, s.aux, packets,
-                       slots, state);
+      launch_numbering(packets, slots, state, number_blocks, s.aux);
       gpu::record_event(s.aux_done, s.aux);
       gpu::wait_event(s.stream, s.aux_done);
     } else {
       launch_nf_kernel(select_sa_kernel, dim3(blocks), dim3(threads), 0, s.stream, packets, v);
       ordered([&] {
-        launch_nf_kernel(number_kernel, dim3(number_blocks), dim3(kNumberThreads), 0, order_stream,
-                         packets, slots, state);
+        launch_numbering(packets, slots, state, number_blocks, order_stream);
       });
     }
-    launch_esp_crypto<esp::EncapsulateWith>(rewritable, v, s);
+    launch_encapsulation(rewritable, v, s, gpu_->encap_lanes);
   } else {
     launch_esp_crypto<esp::DecapsulateWith>(rewritable, v, s);
     ordered([&] {
@@ -299,10 +410,16 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).
 GPUNFV_REGISTER_KERNEL(select_sa_kernel);
-GPUNFV_REGISTER_KERNEL(number_kernel);
+GPUNFV_REGISTER_KERNEL(number_kernel<128>);
+GPUNFV_REGISTER_KERNEL(number_kernel<256>);
+GPUNFV_REGISTER_KERNEL(number_kernel<512>);
+GPUNFV_REGISTER_KERNEL(number_kernel<1024>);
 GPUNFV_REGISTER_KERNEL(replay_kernel);
 GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::EncapsulateWith>);
 GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::DecapsulateWith>);
+GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<2>);
+GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<4>);
+GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<8>);
 GPUNFV_REGISTER_KERNEL(count_packets_kernel<IpsecCountSlot>);
 
 }  // namespace gpunfv

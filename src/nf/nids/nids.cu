@@ -12,7 +12,7 @@
 // touched: with every ET Open rule file the bitmap has 849 words, and visiting each was half
 // the kernel's time at 64 B.
 //
-// Why groups: a payload gets at most len / kNidsMinChunk lanes, so a small packet (an ESP packet
+// Why groups: a payload gets at most len / 32 lanes (nids_chunk's chunks, 16 bytes for small batches), so a small packet (an ESP packet
 // of a 64-byte frame has ~80 payload bytes: 3 lanes) left most of a warp idle when a warp took
 // one packet. G is chosen at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
 #include <algorithm>
@@ -84,7 +84,7 @@ __device__ GPUNFV_FORCEINLINE uint32_t summary_bit(uint32_t w) { return 1u << (w
 template <uint32_t G>
 __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& v, uint32_t i,
                                     bool here, IsoSpan<uint32_t> bits, IsoSpan<uint32_t> summary,
-                                    unsigned group_mask) {
+                                    unsigned group_mask, uint32_t min_chunk) {
   const uint32_t sub = threadIdx.x % G;
   // Indexed by the pattern ids the automaton gives, walked (an id past the bitmap is refused
   // and reads its last word; an empty bitmap is the spare word, in shared memory too).
@@ -96,7 +96,7 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
     IsoSpan<const uint8_t> frame = p.frame();
     const PayloadRange pr = nids_payload(frame, p.headers());
     IsoSpan<const uint8_t> payload = frame.subspan(pr.offset, pr.length);
-    const NidsChunk c = nids_chunk(pr.length, G, sub);
+    const NidsChunk c = nids_chunk(pr.length, G, sub, min_chunk);
     v.matcher.ac.scan_range(payload, c.begin, c.end, [&](uint32_t pat, uint32_t) {
       const uint32_t w = pat >> 5;
       // The lane that sets a word's first bit marks the word (shared atomics are ordered).
@@ -139,7 +139,8 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
 // unchecked one. The scan is a chain of dependent loads, and its speed is the warps an SM
 // holds; a register more would cost a quarter of them.
 template <uint32_t G>
-__global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words) {
+__global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words,
+                                                       uint32_t min_chunk) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
   for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count; base += stride) {
     const uint32_t i = base + group;
     const bool here = i < count && packets.here(i);
-    const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, summary, group_mask);
+    const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, summary, group_mask, min_chunk);
     NidsResult all = group_merge<G>(mine);
     all.rebase(v.rule_base);
     // A lane of the group that reached outside the NF's memory faults the packet.
@@ -177,6 +178,17 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
 }
 
 uint32_t bitmap_words(uint32_t patterns) { return (patterns + 31) / 32; }
+
+// The smallest chunk a lane scans (nids_chunk) for a batch of `count` packets: smaller for
+// small batches, which leave the GPU idle but for each packet's chain of dependent table reads
+// (shorter chunks, more lanes a packet, a shorter chain), the default for large ones, where the
+// run-on past each chunk's end is work taken from other packets. `want` (GPUNFV_NIDS_CHUNK)
+// overrides.
+constexpr uint32_t kSmallBatch = 1024;
+uint32_t chunk_bytes(uint32_t count, uint32_t want) {
+  if (want != 0) return want;
+  return count <= kSmallBatch ? kNidsSmallBatchChunk : kNidsMinChunk;
+}
 // A warp's shared memory: a bitmap per packet it holds, and a summary word per lane.
 size_t warp_shared_bytes(uint32_t patterns, uint32_t lanes) {
   return (size_t(bitmap_words(patterns)) * (kLanes / lanes) + kLanes) * sizeof(uint32_t);
@@ -241,6 +253,7 @@ void Nids::upload(NidsTables& t) {
                             " patterns need " + std::to_string(per_warp()) +
                             " B of bitmaps per warp, more shared memory than the device has");
   t.group_lanes = lanes;
+  t.chunk_bytes = debug_switches().nids_chunk;
   t.shared_limit = kDefaultSharedLimit - kStaticShared;
   if (per_warp() > t.shared_limit) {
     allow_shared(optin);
@@ -274,7 +287,7 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   const NfPackets<> packets = packets_at(device_batch, position, first_drop_code<NidsDrop>());
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
-              packets, view, bitmap_words(patterns));
+              packets, view, bitmap_words(patterns), chunk_bytes(device_batch.count, t->chunk_bytes));
   if (t->device_counts) {
     dim3 block;
     const dim3 grid = count_grid(device_batch.count, stream, block);

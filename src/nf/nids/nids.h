@@ -66,6 +66,7 @@ struct NidsTables {
   NidsView device_view{};        // set by Nids::upload()
   size_t shared_limit = 0;       // dynamic shared memory a block of the kernel may use
   uint32_t group_lanes = 32;     // lanes of a warp that scan one packet (nids.cu)
+  uint32_t chunk_bytes = 0;      // GPUNFV_NIDS_CHUNK (0: by batch size, nids.cu)
   // Device counting: rules + 4 slots (Nids::finish() adds them up); shared with the NF so the
   // counts outlive the version.
   std::shared_ptr<DeviceCounters> device_counts;

@@ -33,16 +33,20 @@ struct PayloadRange {
 };
 
 // How the GPU kernel splits one payload of `len` bytes over the `lanes` lanes that scan it:
-// equal chunks of at least kNidsMinChunk bytes, so a short payload uses fewer lanes rather than
+// equal chunks of at least `min_chunk` bytes, so a short payload uses fewer lanes rather than
 // slivers that would each pay the run-on past their end (AhoCorasickRef::scan_range). Lane
-// `lane` scans [begin, end); lanes past the payload get an empty range.
+// `lane` scans [begin, end); lanes past the payload get an empty range. The kernel takes
+// kNidsMinChunk for large batches (least run-on) and kNidsSmallBatchChunk for small ones, where
+// a packet's chain of dependent table reads sets the kernel's time (nids.cu).
 inline constexpr uint32_t kNidsMinChunk = 32;
+inline constexpr uint32_t kNidsSmallBatchChunk = 16;
 struct NidsChunk {
   uint32_t begin = 0, end = 0;
 };
-GPUNFV_HD inline NidsChunk nids_chunk(uint32_t len, uint32_t lanes, uint32_t lane) {
+GPUNFV_HD inline NidsChunk nids_chunk(uint32_t len, uint32_t lanes, uint32_t lane,
+                                      uint32_t min_chunk = kNidsMinChunk) {
   const uint32_t even = (len + lanes - 1) / lanes;
-  const uint32_t chunk = even > kNidsMinChunk ? even : kNidsMinChunk;
+  const uint32_t chunk = even > min_chunk ? even : min_chunk;
   NidsChunk c;
   c.begin = lane * chunk < len ? lane * chunk : len;
   c.end = c.begin + chunk < len ? c.begin + chunk : len;

@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/scoped_env.h"
 #include "tests/nf/ipsec/ipsec_test_util.h"
 
 namespace gpunfv {
@@ -82,6 +83,19 @@ TEST(IpsecGpu, OutboundEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   compare_backends(
       config("ipsec-gpu-out", kTrace + ", repeat: 4", nf("enc", "outbound", false), "[enc]"));
+}
+
+// Every lane count the outbound kernel has (one lane a packet, as large batches run; two to
+// eight sharing a packet's AES blocks, as small ones do), on RTP frames whose ciphertext spans
+// up to 14 blocks: several rounds of G blocks, and a partial last block.
+TEST(IpsecGpu, OutboundEveryLaneCountEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (const char* lanes : {"1", "2", "4", "8"}) {
+    SCOPED_TRACE(std::string(lanes) + " lanes a packet");
+    testing::ScopedEnv env("GPUNFV_IPSEC_LANES", lanes);
+    compare_backends(config(std::string("ipsec-gpu-lanes-") + lanes, kTrace + ", repeat: 4",
+                            nf("enc", "outbound", true), "[enc]"));
+  }
 }
 
 // Both SAs run out of sequence numbers part way through the run (RFC 4303 3.3.3): the GPU's

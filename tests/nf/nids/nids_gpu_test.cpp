@@ -121,6 +121,18 @@ TEST(GpuNids, EveryGroupSizeEqualsCpu) {
     }
 }
 
+// Every chunk size the kernel may take (GPUNFV_NIDS_CHUNK; by default 16 bytes for small
+// batches, 32 for large ones), with the default group size.
+TEST(GpuNids, EveryChunkSizeEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (const char* chunk : {"8", "16", "32", "64"}) {
+    SCOPED_TRACE(std::string(chunk) + "-byte chunks");
+    testing::ScopedEnv env("GPUNFV_NIDS_CHUNK", chunk);
+    auto nids = make_nids({et("web_server"), et("user_agents"), et("policy")}, "alert");
+    compare_backends(*nids, test_frames(*nids), GpuStream{nullptr, 0, 256});
+  }
+}
+
 TEST(GpuNids, DropActionSmallBlocksAndCappedGridEqualCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   auto nids = make_nids({et("web_server"), et("user_agents"), et("exploit")}, "drop");

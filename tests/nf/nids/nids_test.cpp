@@ -140,15 +140,15 @@ TEST(Nids, KeepsTheSevenLowestRulesAndCountsAll) {
 // The GPU kernel's algorithm, lane by lane on the host (nids.cu): the packet's G lanes scan
 // nids_chunk's chunks with run-on into one bitmap, split the bitmap's words for rule
 // evaluation, each lane keeping its 7 lowest, then the group merge. It must give the CPU's
-// record exactly, for every G the kernel may use.
+// record exactly, for every G and chunk size the kernel may use.
 NidsResult emulate_group(const RuleMatcherRef& m, const std::vector<uint8_t>& payload,
-                         uint32_t group_lanes) {
+                         uint32_t group_lanes, uint32_t min_chunk) {
   const uint32_t len = uint32_t(payload.size());
   const uint32_t words = (m.pattern_count() + 31) / 32;
   std::vector<uint32_t> bits(words, 0);
   IsoSpan<const uint8_t> text(payload.data(), len);
   for (uint32_t lane = 0; lane < group_lanes; ++lane) {
-    const NidsChunk c = nids_chunk(len, group_lanes, lane);
+    const NidsChunk c = nids_chunk(len, group_lanes, lane, min_chunk);
     m.ac.scan_range(text, c.begin, c.end, [&](uint32_t p, uint32_t) { bits[p >> 5] |= 1u << (p & 31); });
   }
   auto is_matched = [&](uint32_t q) { return ((bits[q >> 5] >> (q & 31)) & 1u) != 0; };
@@ -195,11 +195,12 @@ TEST(Nids, GpuLaneSplitGivesTheCpuRecord) {
   for (size_t i = 0; i < payloads.size(); ++i) {
     const NidsResult cpu = scratch.evaluate(m.ref(), IsoSpan<const uint8_t>(payloads[i].data(),
                                                                            payloads[i].size()));
-    for (uint32_t group_lanes : {4u, 8u, 16u, 32u}) {
-      const NidsResult gpu = emulate_group(m.ref(), payloads[i], group_lanes);
-      ASSERT_EQ(cpu.fired, gpu.fired) << i << " lanes " << group_lanes;
-      ASSERT_EQ(kept_rules(cpu), kept_rules(gpu)) << i << " lanes " << group_lanes;
-    }
+    for (uint32_t group_lanes : {4u, 8u, 16u, 32u})
+      for (uint32_t chunk : {8u, kNidsSmallBatchChunk, kNidsMinChunk, 64u}) {
+        const NidsResult gpu = emulate_group(m.ref(), payloads[i], group_lanes, chunk);
+        ASSERT_EQ(cpu.fired, gpu.fired) << i << " lanes " << group_lanes << " chunk " << chunk;
+        ASSERT_EQ(kept_rules(cpu), kept_rules(gpu)) << i << " lanes " << group_lanes << " chunk " << chunk;
+      }
     const std::vector<uint32_t> reference = m.fired_rules(payloads[i]);
     ASSERT_EQ(cpu.fired, reference.size()) << i;
     ASSERT_EQ(kept_rules(cpu),
