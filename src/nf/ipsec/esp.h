@@ -66,6 +66,10 @@ inline constexpr uint32_t kRecordBytes = 12;
 inline constexpr uint32_t kSeqExhausted = 1u;  // outbound: the SA has sent 2^32 - 1 packets
 inline constexpr uint32_t kAccepted = 2u;      // inbound: ICV verified, decrypted, stripped
 
+// The record's words, for passes that read or write one field as an aligned word
+// (NfPackets::result_word).
+inline constexpr uint32_t kRecordSa = 0, kRecordSeq = 1, kRecordFlags = 2;
+
 struct EspRecord {
   uint32_t sa = kNoSa;  // SA index, or kNoSa (no SA applies: bypassed or dropped)
   uint32_t seq = 0;     // ESP sequence number

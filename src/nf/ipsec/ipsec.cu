@@ -31,6 +31,7 @@
 #include "nf/nf_count_kernel.cuh"
 #include "nf/run_per_packet.h"
 #include "gpu/stream.h"
+#include "nf/ipsec/esp_crypto.h"
 #include "nf/ipsec/esp_order.h"
 #include "nf/ipsec/ipsec.h"
 
@@ -56,126 +57,6 @@ void IpsecGateway::GpuStateDeleter::operator()(GpuState* s) const { delete s; }
 namespace {
 
 constexpr int kOrderThreads = 128;  // 4 warps, 4 SAs per block
-// A packet's crypto is thousands of instructions on one thread, so the per-packet kernels use
-// small blocks (a batch of 2048 packets spreads over 16 SMs, not 8 as with 256 threads). Each
-// block stages the AES table's 32 lane copies (32 KiB of shared memory, aes::LaneTable), which
-// allows 7 blocks per SM; at 128 threads the registers (about 90 a thread) allow 5, 20 warps.
-constexpr int kCryptoThreads = 128;
-// Largest outbound batch whose packets share lanes (encap_lanes).
-constexpr uint32_t kEncapLaneBatch = 1024;
-
-// The ESP per-packet step (Encapsulate or Decapsulate) with AES's round table in shared memory.
-template <template <typename> class Step>
-__global__ void __launch_bounds__(kCryptoThreads)
-esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, esp::EspView v) {
-  __shared__ uint32_t lanes[aes::LaneTable::kWords];
-  const uint32_t* te = aes::table();
-  for (uint32_t k = threadIdx.x; k < aes::LaneTable::kWords; k += blockDim.x)
-    lanes[k] = te[k / aes::LaneTable::kLanes];
-  __syncthreads();
-  const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.count(); i += gridDim.x * blockDim.x)
-    step_packet(p, i, v, step);
-}
-
-template <template <typename> class Step>
-void launch_esp_crypto(const NfPackets<PacketAccess::rewrite>& p, const esp::EspView& v,
-                       const GpuStream& s) {
-  int blocks = int((p.count() + kCryptoThreads - 1) / kCryptoThreads);
-  if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-  launch_nf_kernel(esp_crypto_kernel<Step>, dim3(blocks), dim3(kCryptoThreads), 0, s.stream, p, v);
-}
-
-// Outbound encapsulation with a group of G lanes per packet, for small batches, where a
-// packet's thousands of dependent instructions on one thread set the kernel's time (a batch
-// of 1,000 64-byte frames took as long as one of 8,192: about 40 us on an H200). The group's
-// first lane runs begin() and end() (the ICV is one chain of SHA-1 compressions); the AES
-// blocks, most of a packet's instructions, go to the group's lanes, G at a time: each lane
-// leaves its keystream block in shared memory and the first lane XORs them in, in order (two
-// lanes writing one packet's neighbouring blocks would share the aligned word between them).
-// Lanes idle while the first hashes, so large batches keep a lane per packet.
-constexpr uint32_t kWarpLanes = 32;
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
-
-template <uint32_t G>
-__global__ void __launch_bounds__(kCryptoThreads)
-esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, esp::EspView v) {
-  __shared__ uint32_t lanes[aes::LaneTable::kWords];
-  __shared__ uint32_t stream[kCryptoThreads][4];  // each thread's keystream block of the round
-  const uint32_t* te = aes::table();
-  for (uint32_t k = threadIdx.x; k < aes::LaneTable::kWords; k += blockDim.x)
-    lanes[k] = te[k / aes::LaneTable::kLanes];
-  __syncthreads();
-  const esp::EncapsulateWith<aes::LaneTable> step{
-      aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
-  constexpr uint32_t kGroups = kWarpLanes / G;  // packets a warp takes at once
-  const uint32_t lane = threadIdx.x % kWarpLanes, sub = lane % G, leader = lane - sub;
-  const uint32_t warp = threadIdx.x / kWarpLanes, warps = blockDim.x / kWarpLanes;
-  const unsigned group_mask = G == kWarpLanes ? kFullMask : ((1u << G) - 1u) << leader;
-  const uint32_t first_thread = threadIdx.x - sub;  // the group's first lane, in the block
-  const uint32_t count = p.count();
-  // Warp-uniform: every lane steps through the same bases and rounds.
-  for (uint32_t base = (blockIdx.x * warps + warp) * kGroups; base < count;
-       base += gridDim.x * warps * kGroups) {
-    const uint32_t i = base + lane / G;
-    const bool here = i < count && p.here(i);
-    IsoFaultScope fault;
-    esp::EncapLayout l;
-    NfVerdict r = DropReason::none;
-    if (here && sub == 0) r = step.begin(v, p.packet(i), l);
-    // The layout to the group, and the first lane's moves and trailer before any lane reads.
-    l.proceed = __shfl_sync(kFullMask, l.proceed, leader);
-    l.sa = __shfl_sync(kFullMask, l.sa, leader);
-    l.seq = __shfl_sync(kFullMask, l.seq, leader);
-    l.ct_len = __shfl_sync(kFullMask, l.ct_len, leader);
-    __syncwarp();
-    const uint32_t blocks = here && l.proceed ? aes::ctr_blocks(l.ct_len) : 0;
-    for (uint32_t round = 0; __any_sync(kFullMask, round * G < blocks); ++round) {
-      const uint32_t block = round * G + sub + 1;
-      if (block <= blocks) step.keystream(v, l, block, stream[threadIdx.x]);
-      __syncwarp();
-      if (sub == 0 && round * G < blocks) {
-        IsoSpan<uint8_t> ct = p.packet(i).slot().subspan(l.ct, l.ct_len);
-        for (uint32_t k = 0; k < G && round * G + k < blocks; ++k)
-          aes::xor_keystream(ct, round * G + k + 1, stream[first_thread + k]);
-      }
-      __syncwarp();  // the block's stream is written again next round
-    }
-    if (here && sub == 0 && l.proceed) r = step.end(v, p.packet(i), l);
-    // A lane of the group that reached outside the NF's memory faults the packet.
-    const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
-    if (here && sub == 0)
-      p.finish(i, faulted ? NfVerdict(DropReason::nf_isolation_fault) : r);
-  }
-}
-
-// Lanes per packet for an outbound batch of `count` packets: 8 for a batch of up to
-// kEncapLaneBatch packets, else 1. Lanes idle while their packet's first lane hashes, which a
-// loaded GPU (large batches) pays for; S_d at half its capacity (batches of about 2,000
-// packets) did no better with 2 or 4 lanes than with one. `want` (GPUNFV_IPSEC_LANES: 1, 2, 4
-// or 8) overrides.
-uint32_t encap_lanes(uint32_t count, uint32_t want) {
-  if (want != 0) return want;
-  return count <= kEncapLaneBatch ? 8 : 1;
-}
-
-void launch_encapsulation(const NfPackets<PacketAccess::rewrite>& p, const esp::EspView& v,
-                          const GpuStream& s, uint32_t want_lanes) {
-  const uint32_t lanes = encap_lanes(p.count(), want_lanes);
-  if (lanes == 1) {
-    launch_esp_crypto<esp::EncapsulateWith>(p, v, s);
-    return;
-  }
-  int blocks = int((uint64_t(p.count()) * lanes + kCryptoThreads - 1) / kCryptoThreads);
-  if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
-  const dim3 grid(blocks), block(kCryptoThreads);
-  switch (lanes) {
-    case 2: launch_nf_kernel(esp_encap_lanes_kernel<2>, grid, block, 0, s.stream, p, v); break;
-    case 4: launch_nf_kernel(esp_encap_lanes_kernel<4>, grid, block, 0, s.stream, p, v); break;
-    default: launch_nf_kernel(esp_encap_lanes_kernel<8>, grid, block, 0, s.stream, p, v); break;
-  }
-}
-
 __global__ void select_sa_kernel(NfPackets<> p, esp::EspView v) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.count(); i += gridDim.x * blockDim.x)
     esp::select_outbound_sa(p, i, v);
@@ -191,7 +72,7 @@ __global__ void select_sa_kernel(NfPackets<> p, esp::EspView v) {
 // loads (12 a record, on rows result_stride apart) were most of this kernel's memory
 // instructions: 227 us per 32768-packet batch on an H100, three times the encryption's time,
 // which made numbering the IPsec stage's limit.
-constexpr int kRecordSa = 0, kRecordSeq = 1, kRecordFlags = 2;  // EspRecord's fields, in words
+using esp::kRecordSa, esp::kRecordSeq, esp::kRecordFlags;
 
 // Blocks of 1024 threads take a tile of 8192 packets, one pass over a default batch; a smaller
 // batch gets a block just large enough for one tile (launch_numbering), whose scan is shorter
@@ -395,16 +276,18 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
         launch_numbering(packets, slots, state, number_blocks, order_stream);
       });
     }
-    launch_encapsulation(rewritable, v, s, gpu_->encap_lanes);
+    esp::PassedPerSa passed;  // outbound counts as it encrypts
+    if (device_counts_) passed = {device_counts_->ref(), max_sas_};
+    esp::launch_encapsulation(rewritable, v, s, gpu_->encap_lanes, passed);
   } else {
-    launch_esp_crypto<esp::DecapsulateWith>(rewritable, v, s);
+    esp::launch_decapsulation(rewritable, v, s);
     ordered([&] {
       launch_nf_kernel(replay_kernel, dim3(order_blocks), dim3(kOrderThreads), 0, order_stream,
                        packets, slots, state);
     });
   }
-  // After every pass that may drop (s.stream waits for the ordered ones).
-  if (device_counts_)
+  // Inbound counts after every pass that may drop (s.stream waits for the ordered ones).
+  if (device_counts_ && direction_ == IpsecDirection::inbound)
     launch_count_packets(packets, device_counts_->ref(), IpsecCountSlot{max_sas_}, s);
 }
 
@@ -415,11 +298,6 @@ GPUNFV_REGISTER_KERNEL(number_kernel<256>);
 GPUNFV_REGISTER_KERNEL(number_kernel<512>);
 GPUNFV_REGISTER_KERNEL(number_kernel<1024>);
 GPUNFV_REGISTER_KERNEL(replay_kernel);
-GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::EncapsulateWith>);
-GPUNFV_REGISTER_KERNEL(esp_crypto_kernel<esp::DecapsulateWith>);
-GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<2>);
-GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<4>);
-GPUNFV_REGISTER_KERNEL(esp_encap_lanes_kernel<8>);
 GPUNFV_REGISTER_KERNEL(count_packets_kernel<IpsecCountSlot>);
 
 }  // namespace gpunfv

@@ -22,7 +22,8 @@
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
-#include "nf/nf_count_kernel.cuh"
+#include "gpu/device_counters.h"
+#include "nf/nf_kernel.h"
 #include "core/iso_walk.h"
 #include "nf/nids/nids.h"
 #include "core/debug_switches.h"
@@ -135,12 +136,38 @@ __device__ NidsResult scan_and_fire(const NfPackets<>& packets, const NidsView& 
   return mine;
 }
 
+// Nids::count()'s device twin, kept as each packet finishes: packets alerted, alerts beyond the
+// kept ones, kept alerts, and per kept rule (the version's own indices) its counter; slots as
+// NidsTables::device_counts. An empty `counts` counts nothing. Counted in the scanning kernel
+// rather than by a kernel of its own after it: a launch fewer per batch, which for small
+// batches is time on the GPU and on the issuing thread.
+struct NidsDeviceCount {
+  DeviceCountersRef counts;
+  uint32_t rules = 0;
+};
+
+// Adds a group's packet record `r` (held by lane `lead`; every lane of the warp calls it).
+__device__ GPUNFV_FORCEINLINE void count_record(const NidsDeviceCount& c, const NidsResult& r, bool lead) {
+  const uint32_t fired = lead ? r.fired : 0;
+  const uint32_t kept = fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket;
+  c.counts.add_sum(c.rules + 1, fired != 0);
+  c.counts.add_sum(c.rules + 2, fired - kept);
+  c.counts.add_sum(c.rules + 3, kept);
+  // Fixed indices into the record (registers, NidsResult::add says why).
+#pragma unroll
+  for (uint32_t k = 0; k < kNidsRulesPerPacket; ++k) {
+    if (!__any_sync(kFullMask, k < kept)) break;
+    const uint32_t rule = k < kept ? r.rules[k] : 0;
+    c.counts.add_one(rule < c.rules ? rule : c.rules, k < kept);
+  }
+}
+
 // Full occupancy whatever the block size: at most 32 registers, in the checked build as in the
 // unchecked one. The scan is a chain of dependent loads, and its speed is the warps an SM
 // holds; a register more would cost a quarter of them.
 template <uint32_t G>
 __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words,
-                                                       uint32_t min_chunk) {
+                                                       uint32_t min_chunk, NidsDeviceCount counting) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -167,6 +194,7 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
     const bool here = i < count && packets.here(i);
     const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, summary, group_mask, min_chunk);
     NidsResult all = group_merge<G>(mine);
+    if (!counting.counts.counts.empty()) count_record(counting, all, sub == 0 && here);  // kernel-uniform
     all.rebase(v.rule_base);
     // A lane of the group that reached outside the NF's memory faults the packet.
     const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
@@ -213,27 +241,6 @@ void allow_shared(int bytes) {
 }
 
 }  // namespace
-
-// Nids::count()'s device twin over the packets that reached `position`: packets alerted, alerts
-// beyond the kept ones, kept alerts, and per kept rule index its counter (the version's rules
-// from `rule_base`; others: the stray slot). Counter slots as NidsTables::device_counts. Whole warps,
-// as DeviceCountersRef needs.
-__global__ void nids_count_kernel(NfPackets<> p, uint32_t rule_base, uint32_t rules,
-                                  DeviceCountersRef counts) {
-  for (uint32_t base = blockIdx.x * blockDim.x; base < p.count(); base += gridDim.x * blockDim.x) {
-    const uint32_t i = base + threadIdx.x;
-    const bool in = i < p.count() && p.reached(i);
-    const uint32_t fired = in ? p.result_word(i, 0) : 0;
-    const uint32_t kept = fired < kNidsRulesPerPacket ? fired : kNidsRulesPerPacket;
-    counts.add_sum(rules + 1, fired != 0);
-    counts.add_sum(rules + 2, fired - kept);
-    counts.add_sum(rules + 3, kept);
-    for (uint32_t k = 0; __any_sync(0xFFFFFFFFu, k < kept); ++k) {
-      const uint32_t rule = k < kept ? p.result_word(i, 1 + k) - rule_base : 0;
-      counts.add_one(rule < rules ? rule : rules, k < kept);
-    }
-  }
-}
 
 void Nids::upload(NidsTables& t) {
   t.matcher.upload_to_device();
@@ -286,14 +293,10 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   NidsView view = t->device_view;
   view.result_offset = result_offset();  // set by the batch planner, possibly after prepare()
   const NfPackets<> packets = packets_at(device_batch, position, first_drop_code<NidsDrop>());
-  launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream,
-              packets, view, bitmap_words(patterns), chunk_bytes(device_batch.count, t->chunk_bytes));
-  if (t->device_counts) {
-    dim3 block;
-    const dim3 grid = count_grid(device_batch.count, stream, block);
-    launch_nf_kernel(nids_count_kernel, grid, block, 0, stream.stream, packets, t->rule_base,
-                     uint32_t(t->rules.rules.size()), t->device_counts->ref());
-  }
+  NidsDeviceCount count;
+  if (t->device_counts) count = {t->device_counts->ref(), uint32_t(t->rules.rules.size())};
+  launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream, packets,
+              view, bitmap_words(patterns), chunk_bytes(device_batch.count, t->chunk_bytes), count);
   t.count(stream.packets);
 }
 
@@ -302,6 +305,5 @@ GPUNFV_REGISTER_KERNEL(nids_kernel<4>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<8>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<16>);
 GPUNFV_REGISTER_KERNEL(nids_kernel<32>);
-GPUNFV_REGISTER_KERNEL(nids_count_kernel);
 
 }  // namespace gpunfv
