@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "gpu/device_counters.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/stream.h"
 #include "nf/run_per_packet.h"
@@ -18,6 +19,20 @@ __global__ void per_packet_kernel(NfPackets<packet_access_of<View, Fn>> packets,
     step_packet(packets, i, view, fn);
 }
 
+// The same with the NF's device count kept as each packet finishes, a launch fewer than a count
+// kernel after it (nf/nf_count_kernel.cuh: `slot_of(packets, i, slot)` names the counter packet
+// i adds 1 to). Warp-uniform steps (blocks of whole warps): the warp-wide adds need every lane.
+template <typename View, typename Fn, typename SlotOf>
+__global__ void per_packet_counted_kernel(NfPackets<> packets, View view, Fn fn,
+                                          DeviceCountersRef counts, SlotOf slot_of) {
+  for (uint32_t base = blockIdx.x * blockDim.x; base < packets.count(); base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    uint32_t slot = 0;
+    const bool on = i < packets.count() && step_packet(packets, i, view, fn) && slot_of(packets, i, slot);
+    counts.add_one(slot, on);
+  }
+}
+
 template <typename View, typename Fn>
 void launch_per_packet(const BatchView& b, uint8_t position, const View& view, Fn fn,
                        NfSlot slot, const GpuStream& s) {
@@ -28,6 +43,22 @@ void launch_per_packet(const BatchView& b, uint8_t position, const View& view, F
   if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
   gpu::launch(per_packet_kernel<View, Fn>, dim3(blocks), dim3(threads), 0, s.stream,
               framework_packets_at<packet_access_of<View, Fn>>(b, position, slot), view, fn);
+}
+
+// launch_per_packet() for an NF that only reads packets and counts on the device: counts into
+// `counts` as slot_of says, in the same kernel.
+template <typename View, typename Fn, typename SlotOf>
+void launch_per_packet_counted(const BatchView& b, uint8_t position, const View& view, Fn fn,
+                               NfSlot slot, const GpuStream& s, const DeviceCountersRef& counts,
+                               SlotOf slot_of) {
+  static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
+  static_assert(packet_access_of<View, Fn> == PacketAccess::read, "a counted NF reads packets only");
+  if (b.count == 0) return;
+  const int threads = std::max(32, s.threads_per_block / 32 * 32);
+  int blocks = static_cast<int>((b.count + threads - 1) / threads);
+  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
+  gpu::launch(per_packet_counted_kernel<View, Fn, SlotOf>, dim3(blocks), dim3(threads), 0, s.stream,
+              framework_packets_at<PacketAccess::read>(b, position, slot), view, fn, counts, slot_of);
 }
 
 }  // namespace gpunfv

@@ -3,7 +3,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/graph_launch_gate.h"
 #include "gpu/kernel_registry.h"
-#include "nf/nf_count_kernel.cuh"
+#include "gpu/device_counters.h"
 #include "nf/per_packet_kernel.cuh"
 #include "nf/firewall/firewall.h"
 #include "nf/firewall/firewall_logic.h"
@@ -51,10 +51,11 @@ void Firewall::process_gpu(const BatchView& device_batch, uint8_t position,
   FirewallView view{t->device_classifier, t->device_drops.span(), result_offset(),
                     no_match_action_ == FirewallAction::drop};
   const uint8_t first_drop = first_drop_code<FirewallDrop>();
-  launch_per_packet(device_batch, position, view, FirewallLogic{}, slot(first_drop), stream);
   if (device_counts_)
-    launch_count_packets(packets_at(device_batch, position, first_drop), device_counts_->ref(),
-                         FirewallCountSlot{uint32_t(t->rules.size())}, stream);
+    launch_per_packet_counted(device_batch, position, view, FirewallLogic{}, slot(first_drop), stream,
+                              device_counts_->ref(), FirewallCountSlot{uint32_t(t->rules.size())});
+  else
+    launch_per_packet(device_batch, position, view, FirewallLogic{}, slot(first_drop), stream);
   t.count(stream.packets);
 }
 
@@ -68,6 +69,6 @@ DevicePacketUse Firewall::device_packet_use() const {
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).
 GPUNFV_REGISTER_KERNEL(per_packet_kernel<FirewallView, FirewallLogic>);
-GPUNFV_REGISTER_KERNEL(count_packets_kernel<FirewallCountSlot>);
+GPUNFV_REGISTER_KERNEL(per_packet_counted_kernel<FirewallView, FirewallLogic, FirewallCountSlot>);
 
 }  // namespace gpunfv
