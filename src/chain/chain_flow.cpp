@@ -46,6 +46,7 @@ bool ChainFlow::push(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
   }
   account_occupancy(st, now_ns);
   st.waiting.emplace(b->batch_seq, std::make_pair(b, packets));
+  waiting_batches_.fetch_add(1, std::memory_order_relaxed);
   st.queued_packets += packets;
   st.m.max_queued_packets = std::max(st.m.max_queued_packets, st.queued_packets);
   monitor(s, now_ns);
@@ -61,6 +62,7 @@ Batch* ChainFlow::pop(size_t s, uint64_t now_ns) {
   account_occupancy(st, now_ns);
   auto [b, packets] = it->second;
   st.waiting.erase(it);
+  waiting_batches_.fetch_sub(1, std::memory_order_relaxed);
   ++st.next_seq;
   st.queued_packets -= packets;
   ++st.m.batches;
@@ -104,12 +106,7 @@ uint64_t ChainFlow::queued_packets(size_t s) const {
   return st_[s].queued_packets;
 }
 
-bool ChainFlow::backlogged() const {
-  std::lock_guard<std::mutex> lk(m_);
-  for (const Stage& st : st_)
-    if (!st.waiting.empty()) return true;
-  return false;
-}
+bool ChainFlow::backlogged() const { return waiting_batches_.load(std::memory_order_relaxed) != 0; }
 
 uint64_t ChainFlow::packets_seen(size_t s) const {
   std::lock_guard<std::mutex> lk(m_);

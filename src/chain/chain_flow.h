@@ -16,6 +16,7 @@
 // happens inside a chain without backpressure.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -60,7 +61,8 @@ class ChainFlow {
   void add_busy(size_t s, uint64_t ns);
   size_t stages() const { return st_.size(); }
   uint64_t queued_packets(size_t s) const;
-  // Some stage has a batch waiting: the chain takes batches no faster than they come.
+  // Some stage has a batch waiting: the chain takes batches no faster than they come. Read
+  // without the flow's lock (an ingress thread asks on every poll while its batch is due).
   bool backlogged() const;
   uint64_t packets_seen(size_t s) const;   // for rate monitoring (scheduler)
   std::vector<StageMetrics> metrics(uint64_t now_ns) const;
@@ -81,6 +83,7 @@ class ChainFlow {
   void monitor(size_t s, uint64_t now_ns);  // congestion monitor of stage s's queue
 
   mutable std::mutex m_;
+  std::atomic<uint64_t> waiting_batches_{0};  // over every stage's `waiting`, changed under m_
   std::vector<Stage> st_;
   double threshold_;
   uint32_t queue_batches_;
