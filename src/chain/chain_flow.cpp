@@ -45,8 +45,8 @@ bool ChainFlow::push(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
     return false;
   }
   account_occupancy(st, now_ns);
-  st.waiting.emplace(b->batch_seq, std::make_pair(b, packets));
-  waiting_batches_.fetch_add(1, std::memory_order_relaxed);
+  if (st.waiting.emplace(b->batch_seq, std::make_pair(b, packets)).second)
+    waiting_batches_.fetch_add(1, std::memory_order_relaxed);
   st.queued_packets += packets;
   st.m.max_queued_packets = std::max(st.m.max_queued_packets, st.queued_packets);
   monitor(s, now_ns);

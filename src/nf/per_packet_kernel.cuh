@@ -7,6 +7,7 @@
 
 #include "gpu/device_counters.h"
 #include "gpu/gpu_calls.h"
+#include "nf/nf_count_kernel.cuh"
 #include "gpu/stream.h"
 #include "nf/run_per_packet.h"
 
@@ -54,10 +55,9 @@ void launch_per_packet_counted(const BatchView& b, uint8_t position, const View&
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   static_assert(packet_access_of<View, Fn> == PacketAccess::read, "a counted NF reads packets only");
   if (b.count == 0) return;
-  const int threads = std::max(32, s.threads_per_block / 32 * 32);
-  int blocks = static_cast<int>((b.count + threads - 1) / threads);
-  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  gpu::launch(per_packet_counted_kernel<View, Fn, SlotOf>, dim3(blocks), dim3(threads), 0, s.stream,
+  dim3 block;
+  const dim3 grid = count_grid(b.count, s, block);
+  gpu::launch(per_packet_counted_kernel<View, Fn, SlotOf>, grid, block, 0, s.stream,
               framework_packets_at<PacketAccess::read>(b, position, slot), view, fn, counts, slot_of);
 }
 

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "gpu/device.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/scoped_env.h"
 
 namespace gpunfv {
 namespace {
@@ -126,6 +127,19 @@ TEST(DeviceCounts, EveryPolicyEqualsCpu) {
     std::unique_ptr<RuntimeConfig> b;
     auto [cpu, gpu] = run_both(chain_config(std::string("device-counts-") + policy, "",
                                             std::string(", scheduler: ") + policy), b);
+    expect_same_reports(cpu, gpu);
+  }
+}
+
+// Small batches take other kernels than large ones (IPsec's lanes a packet, the NIDS's chunk
+// size; both count inside them): each forced both ways, counts equal the CPU's.
+TEST(DeviceCounts, SmallAndLargeBatchKernelsEqualCpu) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  for (const auto& [lanes, chunk] : {std::pair{"1", "32"}, std::pair{"8", "16"}}) {
+    SCOPED_TRACE(std::string("IPsec lanes ") + lanes + ", NIDS chunk " + chunk);
+    testing::ScopedEnv a("GPUNFV_IPSEC_LANES", lanes), c("GPUNFV_NIDS_CHUNK", chunk);
+    std::unique_ptr<RuntimeConfig> b;
+    auto [cpu, gpu] = run_both(chain_config(std::string("device-counts-lanes-") + lanes, "", ""), b);
     expect_same_reports(cpu, gpu);
   }
 }

@@ -189,7 +189,7 @@ GPUNFV_HD GPUNFV_FORCEINLINE void encrypt_block(const Key128& k, uint32_t s[4], 
 // Keystream block `block` (from 1) of one packet: counter block nonce (4 bytes) || iv (8 bytes)
 // || block (4 bytes, big-endian), encrypted; returned as the keystream's bytes in memory order
 // (four little-endian words), as xor_keystream takes them. Blocks are independent of each
-// other, so several GPU lanes may compute one packet's (ipsec.cu).
+// other, so several GPU lanes may compute one packet's (esp_crypto.cu).
 template <typename Table = GlobalTable>
 GPUNFV_HD GPUNFV_FORCEINLINE void keystream_block(const Key128& k, uint32_t nonce, uint64_t iv,
                                                   uint32_t block, uint32_t out[4], Table te = Table{}) {

@@ -169,7 +169,7 @@ GPUNFV_HD inline void select_outbound_sa(const NfPackets<>& packets, uint32_t i,
 
 // What an encapsulation's three parts hand each other: begin() checks the packet, moves the
 // inner packet up and writes the trailer; the CTR keystream blocks are XORed in (each block
-// depends only on its number, so GPU lanes may share a packet's: ipsec.cu); end() writes the
+// depends only on its number, so GPU lanes may share a packet's: esp_crypto.cu); end() writes the
 // ESP and outer headers and the ICV. operator() runs the three in that order on one thread.
 struct EncapLayout {
   bool proceed = false;  // begin() passed the packet on to be encrypted (else its verdict stands)

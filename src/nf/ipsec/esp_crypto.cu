@@ -10,8 +10,8 @@ namespace {
 
 // A packet's crypto is thousands of instructions on one thread, so the per-packet kernels use
 // small blocks (a batch of 2048 packets spreads over 16 SMs, not 8 as with 256 threads). Each
-// block stages the AES table's 32 lane copies (32 KiB of shared memory, aes::LaneTable), which
-// allows 7 blocks per SM; at 128 threads the registers (about 80 a thread) allow 6, 24 warps.
+// block stages the AES table's 32 lane copies (32 KiB of shared memory, aes::LaneTable); at 128
+// threads the registers (about 80 a thread) allow 6 blocks an SM, 24 warps.
 constexpr int kCryptoThreads = 128;
 constexpr uint32_t kWarpLanes = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
@@ -81,12 +81,12 @@ esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerS
     EncapLayout l;
     NfVerdict r = DropReason::none;
     if (here && sub == 0) r = step.begin(v, p.packet(i), l);
-    // The layout to the group, and the first lane's moves and trailer before any lane reads.
+    // What the group's other lanes need of the layout: they read the SA and the staged table,
+    // never the packet, which only the first lane touches.
     l.proceed = __shfl_sync(kFullMask, l.proceed, leader);
     l.sa = __shfl_sync(kFullMask, l.sa, leader);
     l.seq = __shfl_sync(kFullMask, l.seq, leader);
     l.ct_len = __shfl_sync(kFullMask, l.ct_len, leader);
-    __syncwarp();
     const uint32_t blocks = here && l.proceed ? aes::ctr_blocks(l.ct_len) : 0;
     for (uint32_t round = 0; __any_sync(kFullMask, round * G < blocks); ++round) {
       const uint32_t block = round * G + sub + 1;
@@ -97,7 +97,7 @@ esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerS
         for (uint32_t k = 0; k < G && round * G + k < blocks; ++k)
           aes::xor_keystream(ct, round * G + k + 1, stream[first_thread + k]);
       }
-      __syncwarp();  // the block's stream is written again next round
+      __syncwarp();  // the group's rows of `stream` are written again next round
     }
     if (here && sub == 0 && l.proceed) r = step.end(v, p.packet(i), l);
     // A lane of the group that reached outside the NF's memory faults the packet.

@@ -29,7 +29,6 @@
 #include "gpu/gpu_calls.h"
 #include "gpu/kernel_registry.h"
 #include "nf/nf_count_kernel.cuh"
-#include "nf/run_per_packet.h"
 #include "gpu/stream.h"
 #include "nf/ipsec/esp_crypto.h"
 #include "nf/ipsec/esp_order.h"
@@ -122,7 +121,7 @@ number_kernel(NfPackets<> p, IsoSpan<const uint32_t> slots, IsoSpan<esp::SaState
 }
 
 // The numbering pass over a batch, in blocks of the fewest threads (128 to 1024) whose tile
-// holds the whole batch.
+// holds the whole batch; larger batches take blocks of 1024 over several tiles.
 void launch_numbering(const NfPackets<>& p, IsoSpan<const uint32_t> slots,
                       IsoSpan<esp::SaState> state, int blocks, cudaStream_t stream) {
   int threads = 128;

@@ -127,7 +127,7 @@ class IpsecGateway final : public NetworkFunction {
   // The plain per-packet loop collect() replaced: the reference tests and bench/collect_bench
   // compare it with.
   void collect_per_packet(const BatchView& b, uint8_t position);
-  // GPU backend: packets passed per SA counted on the device (ipsec.cu).
+  // GPU backend: packets passed per SA counted on the device (ipsec.cu, esp_crypto.cu).
   bool count_on_device() override;
   bool collects() const override { return !device_counting_; }
   void finish() override;

@@ -12,9 +12,9 @@
 // touched: with every ET Open rule file the bitmap has 849 words, and visiting each was half
 // the kernel's time at 64 B.
 //
-// Why groups: a payload gets at most len / 32 lanes (nids_chunk's chunks, 16 bytes for small batches), so a small packet (an ESP packet
-// of a 64-byte frame has ~80 payload bytes: 3 lanes) left most of a warp idle when a warp took
-// one packet. G is chosen at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
+// Why groups: a payload gets at most len / min_chunk lanes (nids_chunk: 32 bytes, 16 for batches
+// of up to 1,024 packets), so a small packet (an ESP packet of a 64-byte frame has ~80 payload
+// bytes: 3 lanes of 32 bytes) left most of a warp idle when a warp took one packet. G is chosen at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -194,10 +194,11 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
     const bool here = i < count && packets.here(i);
     const NidsResult mine = scan_and_fire<G>(packets, v, i, here, bits, summary, group_mask, min_chunk);
     NidsResult all = group_merge<G>(mine);
+    // A lane of the group that reached outside the NF's memory faults the packet (taken before
+    // counting, whose adds land on other groups' lanes).
+    const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
     if (!counting.counts.counts.empty()) count_record(counting, all, sub == 0 && here);  // kernel-uniform
     all.rebase(v.rule_base);
-    // A lane of the group that reached outside the NF's memory faults the packet.
-    const bool faulted = (__ballot_sync(kFullMask, fault.faulted()) & group_mask) != 0;
     if (sub == 0 && here) {
       all.store(packets.results(i));
       packets.finish(i, faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all));
