@@ -14,7 +14,8 @@
 //
 // Why groups: a payload gets at most len / min_chunk lanes (nids_chunk: 32 bytes, 16 for batches
 // of up to 1,024 packets), so a small packet (an ESP packet of a 64-byte frame has ~80 payload
-// bytes: 3 lanes of 32 bytes) left most of a warp idle when a warp took one packet. G is chosen at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
+// bytes: 3 lanes of 32 bytes) left most of a warp idle when a warp took one packet. G is chosen
+// at launch (process_gpu); GPUNFV_NIDS_LANES=4|8|16|32 overrides it.
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -218,6 +219,7 @@ uint32_t chunk_bytes(uint32_t count, uint32_t want) {
   if (want != 0) return want;
   return count <= kSmallBatch ? kNidsSmallBatchChunk : kNidsMinChunk;
 }
+
 // A warp's shared memory: a bitmap per packet it holds, and a summary word per lane.
 size_t warp_shared_bytes(uint32_t patterns, uint32_t lanes) {
   return (size_t(bitmap_words(patterns)) * (kLanes / lanes) + kLanes) * sizeof(uint32_t);
