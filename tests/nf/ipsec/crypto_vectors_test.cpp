@@ -90,6 +90,30 @@ TEST(AesCtr, OffsetAndLengthAreRespected) {
   for (int i = 47; i < 100; ++i) EXPECT_EQ(buf[i], 0xAB);
 }
 
+// The GPU's outbound lanes compute a packet's keystream blocks on different lanes and XOR
+// them in one at a time (nf/ipsec/esp_crypto.cu): block by block, in any order, at any byte
+// alignment and length, the result is ctr_xor's (itself checked against RFC 3686 above).
+TEST(AesCtr, KeystreamBlocksInAnyOrderEqualCtrXor) {
+  std::vector<uint8_t> key(16);
+  for (int i = 0; i < 16; ++i) key[i] = uint8_t(0x30 + 7 * i);
+  const aes::Key128 k = aes::expand_key(key.data());
+  for (uint32_t off = 0; off < 4; ++off)
+    for (uint32_t len = 0; len <= 70; ++len) {
+      std::vector<uint8_t> whole(off + len + 3), blocks;
+      for (size_t i = 0; i < whole.size(); ++i) whole[i] = uint8_t(i * 13 + len);
+      blocks = whole;
+      aes::ctr_xor(k, 0xA1B2C3D4u, 0x0102030405060708ull,
+                   IsoSpan<uint8_t>(whole.data(), whole.size()), off, len);
+      const IsoSpan<uint8_t> d = IsoSpan<uint8_t>(blocks.data(), blocks.size()).subspan(off, len);
+      for (uint32_t block = aes::ctr_blocks(len); block >= 1; --block) {  // last first
+        uint32_t ks[4];
+        aes::keystream_block(k, 0xA1B2C3D4u, 0x0102030405060708ull, block, ks);
+        aes::xor_keystream(d, block, ks);
+      }
+      ASSERT_EQ(blocks, whole) << "offset " << off << ", length " << len;
+    }
+}
+
 TEST(Sha1, Fips180Abc) {
   const uint8_t abc[] = {'a', 'b', 'c'};
   uint32_t h[5];
