@@ -52,7 +52,6 @@ class IngressShare {
 
   uint16_t active() const { return active_.load(std::memory_order_relaxed); }
   uint16_t threads() const { return threads_; }
-  bool adapts() const { return adapt_; }
   // Threads woken and let go over the run (the report).
   uint64_t grown() const { return grown_.load(); }
   uint64_t shrunk() const { return shrunk_.load(); }

@@ -192,12 +192,8 @@ struct EncapsulateWith {
     EncapLayout l;
     const NfVerdict r = begin(v, p, l);
     if (!l.proceed) return r;
-    IsoSpan<uint8_t> ct = p.slot().subspan(l.ct, l.ct_len);
-    for (uint32_t block = 1; block <= aes::ctr_blocks(l.ct_len); ++block) {
-      uint32_t ks[4];
-      keystream(v, l, block, ks);
-      aes::xor_keystream(ct, block, ks);
-    }
+    const Sa& sa = v.table.sas[l.sa];
+    aes::ctr_xor(sa.enc, sa.nonce, iv_of(v.iv_epoch, l.seq), p.slot(), l.ct, l.ct_len, te);
     return end(v, p, l);
   }
 
