@@ -5,43 +5,18 @@
 // crosses the nodes in list order and every node sees every batch once, whatever path its
 // packets take.
 //
-// ChainView is the trivially copyable form the per-packet switch reads on both backends.
-// config/ builds it from a chain's `path:` and `routes:` (config/internal/chain_graph_config.h).
+// ChainGraph::view() is its trivially copyable form (core/chain_switch.h), which the per-packet
+// switch reads on both backends. config/ builds it from a chain's `path:` and `routes:`
+// (config/internal/chain_graph_config.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "core/batch.h"
-#include "core/compat.h"
+#include "core/chain_switch.h"
 
 namespace gpunfv {
-
-inline constexpr uint32_t kMaxBranches = 8;      // targets of one branch node
-inline constexpr uint32_t kMaxChainRoutes = 64;  // routing-table entries per chain
-inline constexpr uint8_t kAtIngress = 0xFE;      // route "at": before the first NF
-
-struct ChainNodeView {
-  uint8_t n_next = 0;  // 0: the packet leaves the chain after this node
-  uint8_t next[kMaxBranches] = {};
-};
-
-struct ChainRoute {
-  uint32_t prefix = 0;  // host byte order, masked
-  uint8_t len = 0;
-  uint8_t at = 0;       // node index or kAtIngress
-  uint8_t next = 0;     // node index or kChainDone
-};
-
-struct ChainView {
-  uint8_t n_nodes = 0;
-  uint8_t n_routes = 0;
-  ChainNodeView nodes[kMaxChainNodes];
-  ChainRoute routes[kMaxChainRoutes];  // longest prefix first
-};
-static_assert(std::is_trivially_copyable_v<ChainView>);
 
 // Host description, as parsed.
 struct ChainGraph {

@@ -7,10 +7,10 @@
 
 #include <cstdint>
 
-#include "chain/chain_switch.h"
 #include "chain/classify.h"
 #include "chain/runtime_config.h"
 #include "core/batch.h"
+#include "core/chain_switch.h"
 #include "nf/device_packet_dispatch.h"
 
 namespace gpunfv {

@@ -1,7 +1,7 @@
 #include "chain/chain_steps.h"
 
-#include "chain/chain_switch.h"
 #include "chain/classify.h"
+#include "core/chain_switch.h"
 
 namespace gpunfv {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 
 #include "chain/chain_steps.h"
-#include "chain/chain_switch.h"
 #include "chain/classify.h"
+#include "core/chain_switch.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernel_registry.h"
 
@@ -79,14 +79,23 @@ void launch_enter_chain(const Chain& c, const BatchView& dv, cudaStream_t stream
 }
 
 void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& dv, uint8_t k,
-                     const GpuStream& s) {
+                     const GpuStream& s, bool offer_switch) {
   if (dv.count == 0) return;
   const NetworkFunction& nf = *rc.nfs[c.path[k]];
   if (nf.quarantined()) {
     launch_drop_at_node(dv, k, s.stream, DropReason::nf_isolation_fault);
     return;
   }
-  nf.process_gpu(dv, k, s);
+  // Offered to the NF's last kernel (nf/node_exit.h); an NF that takes it saves the launch below.
+  const NodeSwitch at{c.view, k};
+  bool taken = false;
+  GpuStream offered = s;
+  if (offer_switch) {
+    offered.node_switch = &at;
+    offered.switch_taken = &taken;
+  }
+  nf.process_gpu(dv, k, offered);
+  if (taken) return;
   switch_kernel<<<blocks_for(dv.count, s.max_blocks), kThreads, 0, s.stream>>>(dv, c.view, k);
   GPUNFV_CUDA(cudaGetLastError());
 }

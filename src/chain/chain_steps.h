@@ -30,10 +30,11 @@ void drop_at_node_cpu(const BatchView& b, uint8_t k, DropReason reason = DropRea
 // zeroes them on the device).
 void launch_zero_node_packets(const BatchView& device_batch, cudaStream_t stream);
 void launch_enter_chain(const Chain& c, const BatchView& device_batch, cudaStream_t stream);
-// NF kernel(s) on `s` (its SM share), then the switch kernel on the same stream; for a
-// quarantined NF, the drop of its packets instead.
+// NF kernel(s) on `s` (its SM share), then the switch kernel on the same stream unless the NF's
+// last kernel ran the switch itself (nf/node_exit.h: offered unless `offer_switch` is false); for
+// a quarantined NF, the drop of its packets instead.
 void launch_node_gpu(const RuntimeConfig& rc, const Chain& c, const BatchView& device_batch,
-                     uint8_t k, const GpuStream& s);
+                     uint8_t k, const GpuStream& s, bool offer_switch = true);
 void launch_drop_at_node(const BatchView& device_batch, uint8_t k, cudaStream_t stream,
                          DropReason reason = DropReason::nf_queue_full);
 // Writes the device batch's node_packets into `host_counts` (pinned host memory) from a kernel:

@@ -111,6 +111,7 @@ class GpuStage final : public ProcessingStage {
     batches_full_ = std::vector<std::atomic<uint64_t>>(rc.chains.size());
     const DebugSwitches debug = debug_switches();
     counts_by_copy_ = debug.counts_by_copy;
+    offer_switch_ = !debug.switch_kernels;
     upload_prefix_ = debug.upload_prefix;
     debug_replan_ns_ = debug.replan_ms * 1'000'000ull;
     batch_times_ = std::vector<BatchTimes>(rc.chains.size());
@@ -514,7 +515,7 @@ class GpuStage final : public ProcessingStage {
         gs.serial = false;
         gs.aux = nullptr;
       }
-      launch_node_gpu(rc_, chain, dv, k, gs);
+      launch_node_gpu(rc_, chain, dv, k, gs, offer_switch_);
       publish_counts(dv, hv, b, st);
     } else {
       begin();
@@ -679,7 +680,7 @@ class GpuStage final : public ProcessingStage {
       launch_enter_chain(chain, zv, st);
       mark();
       for (size_t k = 0; k < chain.path.size(); ++k) {
-        launch_node_gpu(rc_, chain, zv, uint8_t(k), gs(k));
+        launch_node_gpu(rc_, chain, zv, uint8_t(k), gs(k), offer_switch_);
         mark();
       }
       launch_publish_node_packets(zv, hv.node_packets.framework_data(), st);
@@ -688,7 +689,7 @@ class GpuStage final : public ProcessingStage {
       enter_on_device(b, chain, dv, hv, st, t);
       mark();
       for (size_t k = 0; k < chain.path.size(); ++k) {
-        launch_node_gpu(rc_, chain, dv, uint8_t(k), gs(k));
+        launch_node_gpu(rc_, chain, dv, uint8_t(k), gs(k), offer_switch_);
         mark();
       }
       download(b, st, t);
@@ -915,6 +916,7 @@ class GpuStage final : public ProcessingStage {
   std::atomic<uint64_t> persistent_batches_{0};  // of the zero-copy ones, served by a persistent kernel
   uint64_t debug_replan_ns_ = 0;  // GPUNFV_DEBUG_REPLAN_MS, read when the stage is made
   bool counts_by_copy_ = false;   // GPUNFV_DEBUG_COUNTS_BY_COPY
+  bool offer_switch_ = true;      // GPUNFV_DEBUG_SWITCH_KERNELS off
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
   bool fused_ = false;            // settings.gpu_pipeline: fused or persistent
   bool persistent_pipeline_ = false;  // settings.gpu_pipeline: persistent

@@ -11,6 +11,8 @@
 
 namespace gpunfv {
 
+struct NodeSwitch;  // core/chain_switch.h
+
 // A non-blocking stream (nothing on the legacy stream waits for it, nor it for that), in the
 // calling thread's current context, counted and checked against a running persistent kernel
 // (gpu/persistent_kernel_guard.h). In an NF process, one the Manager makes for it
@@ -43,6 +45,11 @@ struct GpuStream {
   // instead of counting them on the device by a kernel of its own (nullptr: on the device).
   // Never handed to an NF process.
   std::function<void(uint32_t)>* count_landed = nullptr;
+  // The switch after the NF's node, offered for its last kernel to run (nf/node_exit.h), and
+  // where taking it is noted, so that the pipeline launches no switch kernel after the NF
+  // (nullptr: none offered). Never handed to an NF process.
+  const NodeSwitch* node_switch = nullptr;
+  bool* switch_taken = nullptr;
 };
 
 }  // namespace gpunfv

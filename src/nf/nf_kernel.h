@@ -1,6 +1,6 @@
 // isoPointer's compile-time check on an NF's own kernels (G-NET section 4.3): a kernel an NF
-// launches may take only what the framework hands it, its NfPackets (nf/nf_packets.h), and its
-// own views (core/iso_view.h: plain values, IsoSpans and table refs made of them). A raw
+// launches may take only what the framework hands it, its NfPackets (nf/nf_packets.h) and the
+// switch after its node (nf/node_exit.h), and its own views (core/iso_view.h: plain values, IsoSpans and table refs made of them). A raw
 // pointer or a whole BatchView as a parameter is refused when the launch compiles.
 //
 // NF code launches its kernels with launch_nf_kernel() (the NF sources' check, tests/nf, holds
@@ -12,6 +12,7 @@
 
 #include "core/iso_view.h"
 #include "nf/nf_packets.h"
+#include "nf/node_exit.h"
 
 #if GPUNFV_HAVE_CUDA
 #include "gpu/gpu_calls.h"
@@ -20,7 +21,7 @@
 namespace gpunfv {
 
 template <class T>
-inline constexpr bool nf_kernel_param = is_nf_packets<T> || iso_view<T>;
+inline constexpr bool nf_kernel_param = is_nf_packets<T> || std::is_same_v<T, NodeExit> || iso_view<T>;
 
 template <class F>
 inline constexpr bool nf_kernel = false;

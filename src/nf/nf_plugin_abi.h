@@ -5,7 +5,7 @@
 #pragma once
 
 // Raised whenever a change to the NF interface breaks plugins built before it.
-#define GPUNFV_NF_ABI_REVISION 6
+#define GPUNFV_NF_ABI_REVISION 7
 
 #define GPUNFV_NF_ABI_STR2(x) #x
 #define GPUNFV_NF_ABI_STR(x) GPUNFV_NF_ABI_STR2(x)

@@ -7,30 +7,38 @@
 
 #include "gpu/device_counters.h"
 #include "gpu/gpu_calls.h"
-#include "nf/nf_count_kernel.cuh"
 #include "gpu/stream.h"
+#include "nf/nf_count_kernel.cuh"
+#include "nf/node_exit.h"
 #include "nf/run_per_packet.h"
 
 namespace gpunfv {
 
+// Warp-uniform steps (blocks of whole warps): the switch after the node, where the kernel runs
+// it (`exit` taken, nf/node_exit.h), counts with warp-wide adds.
 template <typename View, typename Fn>
-__global__ void per_packet_kernel(NfPackets<packet_access_of<View, Fn>> packets, View view, Fn fn) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < packets.count();
-       i += gridDim.x * blockDim.x)
-    step_packet(packets, i, view, fn);
+__global__ void per_packet_kernel(NfPackets<packet_access_of<View, Fn>> packets, View view, Fn fn,
+                                  NodeExit exit) {
+  for (uint32_t base = blockIdx.x * blockDim.x; base < packets.count(); base += gridDim.x * blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    const bool stepped = i < packets.count() && step_packet(packets, i, view, fn);
+    exit.send_on(packets, i, stepped);
+  }
 }
 
 // The same with the NF's device count kept as each packet finishes, a launch fewer than a count
 // kernel after it (nf/nf_count_kernel.cuh: `slot_of(packets, i, slot)` names the counter packet
-// i adds 1 to). Warp-uniform steps (blocks of whole warps): the warp-wide adds need every lane.
+// i adds 1 to).
 template <typename View, typename Fn, typename SlotOf>
 __global__ void per_packet_counted_kernel(NfPackets<> packets, View view, Fn fn,
-                                          DeviceCountersRef counts, SlotOf slot_of) {
+                                          DeviceCountersRef counts, SlotOf slot_of, NodeExit exit) {
   for (uint32_t base = blockIdx.x * blockDim.x; base < packets.count(); base += gridDim.x * blockDim.x) {
     const uint32_t i = base + threadIdx.x;
     uint32_t slot = 0;
-    const bool on = i < packets.count() && step_packet(packets, i, view, fn) && slot_of(packets, i, slot);
-    counts.add_one(slot, on);
+    const bool stepped = i < packets.count() && step_packet(packets, i, view, fn);
+    const bool counted = stepped && slot_of(packets, i, slot);  // sets slot
+    counts.add_one(slot, counted);
+    exit.send_on(packets, i, stepped);
   }
 }
 
@@ -39,11 +47,11 @@ void launch_per_packet(const BatchView& b, uint8_t position, const View& view, F
                        NfSlot slot, const GpuStream& s) {
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   if (b.count == 0) return;
-  int threads = s.threads_per_block;
-  int blocks = static_cast<int>((b.count + threads - 1) / threads);
-  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  gpu::launch(per_packet_kernel<View, Fn>, dim3(blocks), dim3(threads), 0, s.stream,
-              framework_packets_at<packet_access_of<View, Fn>>(b, position, slot), view, fn);
+  dim3 block;
+  const dim3 grid = count_grid(b.count, s, block);
+  gpu::launch(per_packet_kernel<View, Fn>, grid, block, 0, s.stream,
+              framework_packets_at<packet_access_of<View, Fn>>(b, position, slot), view, fn,
+              take_node_exit(s));
 }
 
 // launch_per_packet() for an NF that only reads packets and counts on the device: counts into
@@ -58,7 +66,8 @@ void launch_per_packet_counted(const BatchView& b, uint8_t position, const View&
   dim3 block;
   const dim3 grid = count_grid(b.count, s, block);
   gpu::launch(per_packet_counted_kernel<View, Fn, SlotOf>, grid, block, 0, s.stream,
-              framework_packets_at<PacketAccess::read>(b, position, slot), view, fn, counts, slot_of);
+              framework_packets_at<PacketAccess::read>(b, position, slot), view, fn, counts, slot_of,
+              take_node_exit(s));
 }
 
 }  // namespace gpunfv

@@ -18,12 +18,14 @@
 // if it has any, with `using Drops = E;` (nf/nf_drops.h). See src/nf/ttl_filter/.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "nf/network_function.h"
 #include "nf/nf_drops.h"
 #include "nf/nf_registry.h"
+#include "nf/node_exit.h"
 #include "nf/run_per_packet.h"
 
 #if GPUNFV_HAVE_CUDA
@@ -73,14 +75,16 @@ class PerPacketNf : public NetworkFunction {
       throw std::runtime_error(name() + ": no GPU kernel for NF type " + std::string(type()) +
                                " (its source was not compiled by nvcc)");
     if (device_batch.count == 0) return;
-    const int threads = s.threads_per_block;
+    const int threads = std::max(32, s.threads_per_block / 32 * 32);  // whole warps
     int blocks = int((device_batch.count + uint32_t(threads) - 1) / uint32_t(threads));
     if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
     const auto packets = packets_at<packet_access_of<View, Logic>>(device_batch, position, first_drop_);
     const View view = self().view(Backend::gpu);
     const Logic logic{};
-    const GpuLaunchArg args[] = {{&packets, sizeof packets}, {&view, sizeof view}, {&logic, sizeof logic}};
-    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 3});
+    const NodeExit exit = take_node_exit(s);
+    const GpuLaunchArg args[] = {{&packets, sizeof packets}, {&view, sizeof view}, {&logic, sizeof logic},
+                                 {&exit, sizeof exit}};
+    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 4});
   }
 #endif
 

@@ -1,5 +1,5 @@
 // The per-packet switch walking a chain graph: branches, the routing table, dropped packets.
-#include "chain/chain_switch.h"
+#include "core/chain_switch.h"
 
 #include <gtest/gtest.h>
 

@@ -25,6 +25,7 @@
 #include "sched/perf_model.h"
 #include "tests/chain/batch_pairs.h"
 #include "tests/chain/chain_test_util.h"
+#include "tests/fixtures/scoped_env.h"
 
 namespace gpunfv {
 namespace {
@@ -162,6 +163,9 @@ void compare_backends(const std::string& cfg_path, nlohmann::json* report = null
       cv.wait(lk, [&] { return finished == 1; });
     }
     BatchView a = cpu.view(), b = gpu.view();
+    // Packets sent to each node: by the switch kernels, or by the NFs' kernels that switch
+    // as they finish (nf/node_exit.h).
+    for (uint32_t k = 0; k < kMaxChainNodes; ++k) ASSERT_EQ(a.node_packets[k], b.node_packets[k]) << "node " << k;
     for (uint32_t i = 0; i < a.count; ++i, ++compared) {
       ASSERT_EQ(a.len[i], b.len[i]) << i;
       ASSERT_EQ(a.verdict[i], b.verdict[i]) << i;
@@ -304,6 +308,20 @@ TEST(GpuStage, FusedPipelineBranchyChainEqualsCpu) {
       "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
       "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
   compare_backends(config("gpu-branchy-fused",
+                          "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
+                          "dst_from: r1}",
+                          chain, ", scheduler: unco, gpu_pipeline: fused"));
+}
+
+// The same with the switch after every NF as a kernel of its own (GPUNFV_DEBUG_SWITCH_KERNELS),
+// as inbound IPsec, a quarantined NF and an NF process always have it.
+TEST(GpuStage, FusedSwitchKernelsBranchyChainEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  testing::ScopedEnv kernels("GPUNFV_DEBUG_SWITCH_KERNELS", "1");
+  const std::string chain =
+      "{from: in, path: [fw, {nf: r1, next: [ids, done]}, ids], "
+      "routes: [{dst: 198.18.0.0/16, at: ingress, next: r1}, {dst: 0.0.0.0/1, at: r1, next: ids}]}";
+  compare_backends(config("gpu-branchy-switch-kernels",
                           "{name: in, type: generator, size: imix, flows: 2000, count: 100000, "
                           "dst_from: r1}",
                           chain, ", scheduler: unco, gpu_pipeline: fused"));

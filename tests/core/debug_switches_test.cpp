@@ -31,7 +31,8 @@ std::string read(const std::filesystem::path& p) {
 TEST(DebugSwitches, ValuesAreRead) {
   ScopedEnv a("GPUNFV_DEBUG_SKIP_COLLECT", "1"), b("GPUNFV_DEBUG_FULL_DOWNLOAD", "0"),
       c("GPUNFV_DEBUG_REPLAN_MS", "25"), d("GPUNFV_NIDS_LANES", "16"), e("GPUNFV_NO_GREEN_CONTEXTS", ""),
-      f("GPUNFV_DEBUG_FLOW", "1"), g("GPUNFV_IPSEC_LANES", "2"), h("GPUNFV_NIDS_CHUNK", "8");
+      f("GPUNFV_DEBUG_FLOW", "1"), g("GPUNFV_IPSEC_LANES", "2"), h("GPUNFV_NIDS_CHUNK", "8"),
+      i("GPUNFV_DEBUG_SWITCH_KERNELS", "1");
   const DebugSwitches s = debug_switches();
   EXPECT_TRUE(s.skip_collect);
   EXPECT_FALSE(s.full_download);
@@ -41,6 +42,7 @@ TEST(DebugSwitches, ValuesAreRead) {
   EXPECT_EQ(s.nids_chunk, 8u);
   EXPECT_FALSE(s.no_green_contexts);
   EXPECT_TRUE(s.flow);
+  EXPECT_TRUE(s.switch_kernels);
 }
 
 TEST(DebugSwitches, ReadAgainOnEveryCall) {
@@ -60,6 +62,7 @@ TEST(DebugSwitches, BadValuesAreErrorsNamingTheVariable) {
       {"GPUNFV_NIDS_LANES", "64"},          {"GPUNFV_NO_GREEN_CONTEXTS", "true"},
       {"GPUNFV_IPSEC_LANES", "3"},          {"GPUNFV_IPSEC_LANES", "16"},
       {"GPUNFV_NIDS_CHUNK", "12"},          {"GPUNFV_NIDS_CHUNK", "128"},
+      {"GPUNFV_DEBUG_SWITCH_KERNELS", "on"},
   };
   for (const auto& [name, value] : bad) {
     ScopedEnv e(name, value);

@@ -34,7 +34,7 @@ __device__ GPUNFV_FORCEINLINE void count_passed(const PassedPerSa& c, uint32_t s
 // (blocks are whole warps), as counting's warp-wide adds need every lane.
 template <template <typename> class Step>
 __global__ void __launch_bounds__(kCryptoThreads)
-esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa passed) {
+esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa passed, NodeExit exit) {
   __shared__ uint32_t lanes[aes::LaneTable::kWords];
   stage_table(lanes);
   const Step<aes::LaneTable> step{aes::LaneTable{lanes + threadIdx.x % aes::LaneTable::kLanes}};
@@ -48,6 +48,7 @@ esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa pas
       p.finish(i, r);
     }
     if (counting) count_passed(passed, here && r.passes() ? p.result_word(i, kRecordSa) : 0, here && r.passes());
+    exit.send_on(p, i, here);
   }
 }
 
@@ -61,7 +62,7 @@ esp_crypto_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa pas
 // lanes writing one packet's neighbouring blocks would share the aligned word between them).
 template <uint32_t G>
 __global__ void __launch_bounds__(kCryptoThreads)
-esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa passed) {
+esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerSa passed, NodeExit exit) {
   __shared__ uint32_t lanes[aes::LaneTable::kWords];
   __shared__ uint32_t stream[kCryptoThreads][4];  // each thread's keystream block of the round
   stage_table(lanes);
@@ -107,6 +108,7 @@ esp_encap_lanes_kernel(NfPackets<PacketAccess::rewrite> p, EspView v, PassedPerS
     if (here && sub == 0) p.finish(i, r);
     // Bypassed packets (not encrypted) have no SA: they count nowhere.
     if (counting) count_passed(passed, l.sa, here && sub == 0 && l.proceed && r.passes());
+    exit.send_on(p, i, here && sub == 0);
   }
 }
 
@@ -132,11 +134,12 @@ void launch_encapsulation(const NfPackets<PacketAccess::rewrite>& p, const EspVi
   if (p.count() == 0) return;
   const uint32_t lanes = encap_lanes(p.count(), want_lanes);
   const dim3 grid(crypto_blocks(uint64_t(p.count()) * lanes, s)), block(kCryptoThreads);
+  const NodeExit exit = take_node_exit(s);  // encapsulation finishes the NF's packets
   switch (lanes) {
-    case 1: launch_nf_kernel(esp_crypto_kernel<EncapsulateWith>, grid, block, 0, s.stream, p, v, passed); break;
-    case 2: launch_nf_kernel(esp_encap_lanes_kernel<2>, grid, block, 0, s.stream, p, v, passed); break;
-    case 4: launch_nf_kernel(esp_encap_lanes_kernel<4>, grid, block, 0, s.stream, p, v, passed); break;
-    default: launch_nf_kernel(esp_encap_lanes_kernel<8>, grid, block, 0, s.stream, p, v, passed); break;
+    case 1: launch_nf_kernel(esp_crypto_kernel<EncapsulateWith>, grid, block, 0, s.stream, p, v, passed, exit); break;
+    case 2: launch_nf_kernel(esp_encap_lanes_kernel<2>, grid, block, 0, s.stream, p, v, passed, exit); break;
+    case 4: launch_nf_kernel(esp_encap_lanes_kernel<4>, grid, block, 0, s.stream, p, v, passed, exit); break;
+    default: launch_nf_kernel(esp_encap_lanes_kernel<8>, grid, block, 0, s.stream, p, v, passed, exit); break;
   }
 }
 
@@ -144,7 +147,8 @@ void launch_decapsulation(const NfPackets<PacketAccess::rewrite>& p, const EspVi
                           const GpuStream& s) {
   if (p.count() == 0) return;
   launch_nf_kernel(esp_crypto_kernel<DecapsulateWith>, dim3(crypto_blocks(p.count(), s)),
-                   dim3(kCryptoThreads), 0, s.stream, p, v, PassedPerSa{});
+                   dim3(kCryptoThreads), 0, s.stream, p, v, PassedPerSa{},
+                   NodeExit{});  // the replay pass after it may still drop
 }
 
 // Loaded before any persistent kernel runs (gpu/device_preflight.h).

@@ -77,6 +77,8 @@ void NfProcessProxy::process_gpu(const BatchView& device_batch, uint8_t position
   r.position = position;
   GpuStream sent = s;
   sent.count_landed = nullptr;  // the Manager's memory: the process counts on the device
+  sent.node_switch = nullptr;   // and switches after it
+  sent.switch_taken = nullptr;
   std::string text(sizeof device_batch + sizeof sent, '\0');
   std::memcpy(text.data(), static_cast<const void*>(&device_batch), sizeof device_batch);
   std::memcpy(text.data() + sizeof device_batch, static_cast<const void*>(&sent), sizeof sent);

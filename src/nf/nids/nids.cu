@@ -168,7 +168,8 @@ __device__ GPUNFV_FORCEINLINE void count_record(const NidsDeviceCount& c, const 
 // holds; a register more would cost a quarter of them.
 template <uint32_t G>
 __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, NidsView v, uint32_t words,
-                                                       uint32_t min_chunk, NidsDeviceCount counting) {
+                                                       uint32_t min_chunk, NidsDeviceCount counting,
+                                                       NodeExit exit) {
   extern __shared__ uint32_t shared[];
   constexpr uint32_t kGroups = kLanes / G;  // packets a warp takes at once
   const uint32_t lane = threadIdx.x % kLanes;
@@ -204,6 +205,7 @@ __global__ void __launch_bounds__(1024, 2) nids_kernel(NfPackets<> packets, Nids
       all.store(packets.results(i));
       packets.finish(i, faulted ? NfVerdict(DropReason::nf_isolation_fault) : nids_verdict(v, all));
     }
+    exit.send_on(packets, i, sub == 0 && here);
   }
 }
 
@@ -299,7 +301,8 @@ void Nids::process_gpu(const BatchView& device_batch, uint8_t position,
   NidsDeviceCount count;
   if (t->device_counts) count = {t->device_counts->ref(), uint32_t(t->rules.rules.size())};
   launch_nids(lanes, dim3(blocks), dim3(warps * kLanes), warps * per_warp, stream.stream, packets,
-              view, bitmap_words(patterns), chunk_bytes(device_batch.count, t->chunk_bytes), count);
+              view, bitmap_words(patterns), chunk_bytes(device_batch.count, t->chunk_bytes), count,
+              take_node_exit(stream));
   t.count(stream.packets);
 }
 

@@ -21,6 +21,7 @@
 #include "nf/nf_process/internal/manager_gpu.h"
 #include "nf/nf_process/internal/protocol.h"
 #include "nf/nf_process/nf_process.h"
+#include "nf/node_exit.h"
 #include "nf/ttl_filter/ttl_filter.h"
 
 namespace gpunfv {
@@ -110,7 +111,7 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   EXPECT_EQ(h.grid[0], 2u);  // 8 blocks of 128 would cover the batch; the share allows 2
   EXPECT_EQ(h.block[0], 128u);
   EXPECT_EQ(h.stream, 0x1234u);
-  ASSERT_EQ(h.args, 3u);
+  ASSERT_EQ(h.args, 4u);
   const std::string_view rest(got[0].payload.data() + sizeof h, got[0].payload.size() - sizeof h);
   const void* kernel = PerPacketKernel<TtlFilterView, TtlFilterLogic>::function;
   std::string name, file;
@@ -119,11 +120,18 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   ASSERT_FALSE(name.empty());
   EXPECT_EQ(rest.substr(0, h.name_bytes), name);
   EXPECT_EQ(rest.substr(h.name_bytes, h.file_bytes), file);
-  uint32_t sizes[3];
+  uint32_t sizes[4];
   std::memcpy(sizes, rest.data() + h.name_bytes + h.file_bytes, sizeof sizes);
   EXPECT_EQ(sizes[0], sizeof(NfPackets<>));
   EXPECT_EQ(sizes[1], sizeof(TtlFilterView));
   EXPECT_EQ(sizes[2], 1u);
+  ASSERT_EQ(sizes[3], sizeof(NodeExit));
+  // The switch after the node stays the Manager's: the process's kernel is handed none.
+  NodeExit exit;
+  std::memcpy(static_cast<void*>(&exit),
+              rest.data() + h.name_bytes + h.file_bytes + sizeof sizes + sizes[0] + sizes[1] + sizes[2],
+              sizeof exit);
+  EXPECT_FALSE(exit.taken());
   // The NF's packets of the Manager's device view, at the position handed over. The view has no
   // arrays here, so the NF's packets are none (nf/nf_packets.h: count() is what the arrays hold).
   alignas(NfPackets<>) char packets_bytes[sizeof(NfPackets<>)];

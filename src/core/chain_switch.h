@@ -1,18 +1,46 @@
-// The switch between NFs (G-NET's zero-copy switch): it moves no packet bytes, only decides
-// each packet's next chain node. A packet enters its chain at node 0 unless the chain's
-// routing table says otherwise; after node k it goes to one of k's targets: the routing
-// table's entry for (destination, k) if one matches, else the only target, else one chosen
-// by flow hash (so a flow stays on one branch and keeps its order).
+// A chain's nodes as the per-packet switch reads them (ChainView, built by chain/chain_graph.h
+// from a chain's `path:` and `routes:`), and the switch between NFs (G-NET's zero-copy switch):
+// it moves no packet bytes, only decides each packet's next chain node. A packet enters its
+// chain at node 0 unless the chain's routing table says otherwise; after node k it goes to one
+// of k's targets: the routing table's entry for (destination, k) if one matches, else the only
+// target, else one chosen by flow hash (so a flow stays on one branch and keeps its order).
 //
 // NFs mark a packet they pass by advancing next_nf to their node + 1 and one they drop by
 // setting verdict; the switch recognises node k's survivors as next_nf == k + 1 without the
 // `visited` bit of node k + 1 (a packet the switch sent to k + 1 always has it).
 #pragma once
 
-#include "chain/chain_graph.h"
+#include <cstdint>
+#include <type_traits>
+
 #include "core/batch.h"
+#include "core/compat.h"
 
 namespace gpunfv {
+
+inline constexpr uint32_t kMaxBranches = 8;      // targets of one branch node
+inline constexpr uint32_t kMaxChainRoutes = 64;  // routing-table entries per chain
+inline constexpr uint8_t kAtIngress = 0xFE;      // route "at": before the first NF
+
+struct ChainNodeView {
+  uint8_t n_next = 0;  // 0: the packet leaves the chain after this node
+  uint8_t next[kMaxBranches] = {};
+};
+
+struct ChainRoute {
+  uint32_t prefix = 0;  // host byte order, masked
+  uint8_t len = 0;
+  uint8_t at = 0;       // node index or kAtIngress
+  uint8_t next = 0;     // node index or kChainDone
+};
+
+struct ChainView {
+  uint8_t n_nodes = 0;
+  uint8_t n_routes = 0;
+  ChainNodeView nodes[kMaxChainNodes];
+  ChainRoute routes[kMaxChainRoutes];  // longest prefix first
+};
+static_assert(std::is_trivially_copyable_v<ChainView>);
 
 GPUNFV_HD inline uint8_t choose_next_node(const ChainView& c, uint8_t at, const BatchView& b,
                                           uint32_t i) {
@@ -70,5 +98,13 @@ GPUNFV_HD inline void drop_at_node(const BatchView& b, uint32_t i, uint8_t k,
   if (b.verdict[i] == static_cast<uint8_t>(DropReason::none) && b.next_nf[i] == k)
     b.verdict[i] = static_cast<uint8_t>(reason);
 }
+
+// The switch after one node of one chain, as the pipeline offers it to the node's NF
+// (GpuStream::node_switch; nf/node_exit.h).
+struct NodeSwitch {
+  ChainView chain;
+  uint8_t node = 0;
+};
+static_assert(std::is_trivially_copyable_v<NodeSwitch>);
 
 }  // namespace gpunfv
