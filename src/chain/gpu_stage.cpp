@@ -598,7 +598,7 @@ class GpuStage final : public ProcessingStage {
       launch_zero_node_packets(dv, st);
       t.resident = 1;
     } else {
-      upload_host_batch(b, hv, dv, st, t);
+      upload_host_batch(b, hv, st, t);
       t.host = 1;
     }
     launch_enter_chain(chain, dv, st);
@@ -743,18 +743,16 @@ class GpuStage final : public ProcessingStage {
 
   // Ingress's arrays and the slots, not the whole device prefix (chain/host_batch_transfer.h);
   // GPUNFV_DEBUG_UPLOAD_PREFIX=1 uploads the whole prefix, the earlier way, to measure it.
-  // The per-node counts start at zero on the device: zeroed here and uploaded with the prefix,
-  // or zeroed there by a kernel.
-  void upload_host_batch(Batch* b, const BatchView& hv, const BatchView& dv, cudaStream_t st,
-                         PcieTally& t) {
+  // The per-node counts start at zero on the device: zeroed here and uploaded with ingress's
+  // arrays (or the prefix).
+  void upload_host_batch(Batch* b, const BatchView& hv, cudaStream_t st, PcieTally& t) {
+    for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
     if (upload_prefix_) {
-      for (uint32_t k = 0; k < kMaxChainNodes; ++k) hv.node_packets[k] = 0;
       const size_t bytes = layout_.device_prefix_bytes(b->count());
       GPUNFV_CUDA(cudaMemcpyAsync(b->device_base, b->base(), bytes, cudaMemcpyHostToDevice, st));
       t.h2d += bytes;
       return;
     }
-    launch_zero_node_packets(dv, st);
     const HostBatchUpload u = plan_host_batch_upload(layout_, hv);
     GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.metadata.offset, b->base() + u.metadata.offset,
                                 u.metadata.bytes, cudaMemcpyHostToDevice, st));

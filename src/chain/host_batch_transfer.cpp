@@ -6,8 +6,8 @@ namespace gpunfv {
 
 HostBatchUpload plan_host_batch_upload(const BatchLayout& l, uint32_t count, uint32_t longest) {
   HostBatchUpload u;
-  // len and port are the layout's first two arrays (BatchLayout::make); out_port follows.
-  u.metadata = {l.off_len, l.off_out_port - l.off_len};
+  // len, port and node_packets are the layout's first arrays (BatchLayout::make).
+  u.metadata = {l.off_len, l.off_node_packets + kMaxChainNodes * sizeof(uint32_t) - l.off_len};
   u.data_offset = l.off_data;
   u.rows = count;
   u.pitch = l.stride;

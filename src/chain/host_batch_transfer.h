@@ -1,9 +1,10 @@
 // What a host batch (filled by ingress in pinned host memory) uploads before the chain on the
 // GPU backend, decided here as a plain function so `make test` checks it without a GPU.
-// Only what ingress wrote and the device reads goes up: len and port (two adjacent arrays) and
-// the first `count` slots; classify and enter_chain write every other array the chain reads
-// (out_port, next_nf, visited, verdict, headers, flow_hash), node_packets is zeroed by a
-// kernel, NFs write their own results, and seq, rx_ns, wire_ns stay on the host. The same holds
+// Only what ingress wrote and the device reads goes up: len and port, the per-node counts
+// zeroed on the host (three adjacent arrays: one copy, and no zeroing launch), and the first
+// `count` slots; classify and enter_chain write every other array the chain reads (out_port,
+// next_nf, visited, verdict, headers, flow_hash), NFs write their own results, and seq, rx_ns,
+// wire_ns stay on the host. The same holds
 // for a GPU ring's device-resident batch (chain/ring_batch_transfer.h), which uploads nothing.
 // Slots go up as rows of `row_bytes` (the batch's longest frame rounded up to 64 bytes) out of
 // `stride` when that saves a quarter of the bytes or more and the rows are long enough for the
@@ -21,7 +22,7 @@
 namespace gpunfv {
 
 struct HostBatchUpload {
-  ByteRange metadata;     // len and port
+  ByteRange metadata;     // len, port and node_packets
   size_t data_offset = 0;  // first slot
   size_t rows = 0;         // slots (the batch's count)
   size_t row_bytes = 0;    // bytes of each slot that go up
@@ -34,7 +35,7 @@ struct HostBatchUpload {
 // - whole: the device prefix (every array the device wrote, then the first `count` slots);
 // - egress only, where no NF of the batch's chain reads results on the host (each counts on the
 //   device, NetworkFunction::count_on_device, or collects nothing): what egress reads, the
-//   arrays in front of the headers (len, port, out_port, next_nf, visited, node_packets,
+//   arrays in front of the headers (len, port, node_packets, out_port, next_nf, visited,
 //   verdict) and the slots; not the headers, flow hashes and NF results (S_d: 56 of the 196
 //   bytes a 64-byte packet brought back).
 struct HostBatchDownload {

@@ -5,7 +5,7 @@
 //     slot_index in device memory; classify writes the rest; node_packets is zeroed on the
 //     device. (A host batch uploads its whole device prefix, packet bytes included.)
 //   - download after the chain: metadata only (metadata_download_ranges): every array in front
-//     of the layout's data area (len, port, out_port, next_nf, visited, node_packets, verdict,
+//     of the layout's data area (len, port, node_packets, out_port, next_nf, visited, verdict,
 //     headers, flow_hash, NF results) and seq, rx_ns, wire_ns behind it; never packet bytes.
 //   - frames egress needs on the host (frames_needed_on_host): those of packets sent to a host
 //     port, and those of packets whose frame an NF's collect() reads (NIDS alert logs: the

@@ -30,13 +30,15 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride, uint32_t resul
   };
   // Arrays the device reads or writes first, then the packet bytes, then host-only arrays:
   // one contiguous copy each way moves a batch (device_prefix_bytes).
+  // len, port and node_packets first: a host batch uploads them as one run, the counts zeroed
+  // on the host (chain/host_batch_transfer.h).
   l.off_len = place(sizeof(uint16_t));
   l.off_port = place(sizeof(uint16_t));
+  l.off_node_packets = align_up(at, 256);
+  at = l.off_node_packets + kMaxChainNodes * sizeof(uint32_t);
   l.off_out_port = place(sizeof(uint16_t));
   l.off_next_nf = place(sizeof(uint8_t));
   l.off_visited = place(sizeof(uint32_t));
-  l.off_node_packets = align_up(at, 256);
-  at = l.off_node_packets + kMaxChainNodes * sizeof(uint32_t);
   l.off_verdict = place(sizeof(uint8_t));
   l.off_headers = place(sizeof(PacketHeaders));
   l.off_flow_hash = place(sizeof(uint32_t));

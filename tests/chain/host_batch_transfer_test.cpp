@@ -1,5 +1,5 @@
 // What a host batch uploads before the chain (chain/host_batch_transfer.h): ingress's len and
-// port arrays and the slots, nothing the device writes itself; slots as strided rows only when
+// port arrays, the zeroed per-node counts and the slots, nothing the device writes itself; slots as strided rows only when
 // rows are long and the saving is real. (That the GPU's output still equals the CPU's with this
 // upload is checked by the GPU stage and chain tests on a device.)
 #include <gtest/gtest.h>
@@ -14,13 +14,15 @@ namespace {
 
 bool overlaps(size_t a, size_t an, size_t b, size_t bn) { return a < b + bn && b < a + an; }
 
-TEST(HostBatchTransfer, UploadsLenPortAndSlotsOnly) {
+TEST(HostBatchTransfer, UploadsLenPortCountsAndSlotsOnly) {
   const BatchLayout l = BatchLayout::make(8192, 1600, 72);
   const HostBatchUpload u = plan_host_batch_upload(l, 8000, 1000);
   EXPECT_EQ(u.metadata.offset, l.off_len);
   EXPECT_GE(u.metadata.offset + u.metadata.bytes, l.off_port + 8192 * sizeof(uint16_t));
+  // The per-node counts, zeroed on the host, go up with them.
+  EXPECT_GE(u.metadata.offset + u.metadata.bytes, l.off_node_packets + kMaxChainNodes * sizeof(uint32_t));
   // Nothing classify, enter_chain or the NFs write, and no host-only array.
-  for (size_t off : {l.off_out_port, l.off_next_nf, l.off_visited, l.off_node_packets, l.off_verdict,
+  for (size_t off : {l.off_out_port, l.off_next_nf, l.off_visited, l.off_verdict,
                      l.off_headers, l.off_flow_hash, l.off_results, l.off_seq, l.off_rx_ns, l.off_wire_ns})
     EXPECT_FALSE(overlaps(u.metadata.offset, u.metadata.bytes, off, 1)) << off;
   EXPECT_EQ(u.data_offset, l.off_data);

@@ -14,13 +14,16 @@ TEST(BatchLayout, ArraysAreAlignedDisjointAndDevicePrefixIsContiguous) {
   BatchLayout l = BatchLayout::make(1000, 128);
   std::vector<std::pair<size_t, size_t>> regions = {
       {l.off_len, 2000},       {l.off_port, 2000},      {l.off_out_port, 2000},
-      {l.off_next_nf, 1000},   {l.off_verdict, 1000},   {l.off_headers, 4000},
+      {l.off_next_nf, 1000},   {l.off_visited, 4000},   {l.off_node_packets, kMaxChainNodes * 4},
+      {l.off_verdict, 1000},   {l.off_headers, 4000},
       {l.off_flow_hash, 4000}, {l.off_data, 128000},    {l.off_seq, 8000},
       {l.off_rx_ns, 8000},     {l.off_wire_ns, 8000}};
   std::sort(regions.begin(), regions.end());
   for (size_t i = 0; i < regions.size(); ++i) {
     EXPECT_EQ(regions[i].first % 256, 0u);
-    if (i + 1 < regions.size()) EXPECT_LE(regions[i].first + regions[i].second, regions[i + 1].first);
+    if (i + 1 < regions.size()) {
+      EXPECT_LE(regions[i].first + regions[i].second, regions[i + 1].first);
+    }
   }
   EXPECT_LE(regions.back().first + regions.back().second, l.bytes);
   // Everything the device touches lies below the device prefix of a full batch.
