@@ -75,7 +75,8 @@ void ChainFlow::pass(size_t s, Batch* b, uint32_t packets, uint64_t now_ns) {
   std::lock_guard<std::mutex> lk(m_);
   Stage& st = st_[s];
   account_occupancy(st, now_ns);
-  st.next_seq = b->batch_seq + 1;
+  // Several threads issuing a chain's fused batches finish them in any order.
+  st.next_seq = std::max(st.next_seq, b->batch_seq + 1);
   ++st.m.batches;
   st.m.packets += packets;
   if (packets) ++st.m.launches;

@@ -53,7 +53,7 @@ class ChainFlow {
   // The next batch of stage s in ingress order, if it is queued and the stage is not slowed.
   Batch* pop(size_t s, uint64_t now_ns);
   // A batch that crossed stage s with the stages before it, never queued there (the GPU's fused
-  // pipeline): counted as pushed and popped at once. Calls come in ingress order per stage.
+  // pipeline): counted as pushed and popped at once, in any order.
   void pass(size_t s, Batch* b, uint32_t packets, uint64_t now_ns);
   bool ingress_paused() const;
   bool stage_slowed(size_t s) const;

@@ -19,7 +19,9 @@
 // stream and events, the NFs' per-lane resources and the host batches' device twins first, and
 // the counts are zeroed by a kernel of ours rather than a runtime memset.
 // With settings.gpu_graphs the fused batch's calls are recorded and launched as one CUDA graph
-// per batch instead (chain/fused_graph.h).
+// per batch instead (chain/fused_graph.h). With settings.gpu_issue_threads, that many threads
+// per chain take batches from stage 0 in turn, each with its own streams, and issue each node
+// in the batches' order (chain/issue_turns.h).
 // Persistent pipeline (settings.gpu_pipeline: persistent): fused, except that a chain's pinned
 // host batches of up to gpu_persistent_packets go to the chain's persistent kernel
 // (chain/persistent_chain.h) instead of being issued, waiting for a slot when every one is
@@ -45,6 +47,7 @@
 #include "chain/chain_steps.h"
 #include "chain/fused_graph.h"
 #include "chain/fused_step_times.h"
+#include "chain/issue_turns.h"
 #include "sched/gpu_sharing.h"
 #include "chain/host_batch_transfer.h"
 #include "chain/persistent_chain.h"
@@ -121,6 +124,7 @@ class GpuStage final : public ProcessingStage {
     for (const Chain& c : rc.chains)
       for (size_t nf : c.path) ++nf_paths_[nf];
     graphs_ = fused_ && rc.settings.gpu_graphs;
+    issuers_ = fused_ ? std::max<uint32_t>(1, rc.settings.gpu_issue_threads) : 1;
     // Every kernel loaded and local memory sized before the first recording, so that no
     // capture or instantiation is the first use of a kernel (lazy module loading).
     if (graphs_) prepare_device_for_persistent_kernels();
@@ -131,6 +135,7 @@ class GpuStage final : public ProcessingStage {
       for (uint16_t nf : c.path) steps.push_back(rc.nfs[nf]->name());
       steps.push_back("leave");
       step_times_.push_back(std::make_unique<FusedStepTimes>(std::move(steps), fused_ ? debug.step_times : 0));
+      turns_.push_back(std::make_unique<IssueTurns>(c.path.size()));
     }
   }
   ~GpuStage() override {
@@ -151,7 +156,8 @@ class GpuStage final : public ProcessingStage {
       if (p) p->start();
     for (size_t c = 0; c < rc_.chains.size(); ++c)
       for (size_t s = 0; s < (fused_ ? 1 : flows_[c]->stages()); ++s)
-        threads_.emplace_back([this, c, s] { guarded([&] { stage_loop(c, s); }); });
+        for (size_t i = 0; i < (s == 0 ? issuers_ : 1); ++i)
+          threads_.emplace_back([this, c, s, i] { guarded([&] { stage_loop(c, s, i); }); });
     threads_.emplace_back([this] { guarded([&] { scheduler_loop(); }); });
   }
   // Before a GPU ring's persistent kernel starts, everything the stage would otherwise make or
@@ -163,26 +169,27 @@ class GpuStage final : public ProcessingStage {
   void prepare_for_persistent_kernels(const std::vector<Batch*>& host_batches) override {
     std::lock_guard<std::mutex> lk(workers_m_);
     size_t total = 0;
-    for (const auto& f : flows_) total += f->stages();
+    for (const auto& f : flows_) total += f->stages() + issuers_ - 1;
     prepared_.clear();
     prepared_.resize(total);
     std::vector<const Lane*> preflown;
     for (size_t c = 0; c < rc_.chains.size(); ++c)
-      for (size_t s = 0; s < flows_[c]->stages(); ++s) {
-        auto w = std::make_unique<Worker>();
-        w->chain = c, w->stage = s;
-        if (is_nf_stage(c, s)) w->lane = sharing_->lane(c, s - 1);
-        bind(*w);  // makes the lane's context current
-        if (w->lane) {
-          rc_.nfs[rc_.chains[c].path[s - 1]]->prepare_gpu_lane(w->lane->gs);
-          const SmPartition& part = (*w->lane->owner)[w->lane->index];
-          if (part.green && std::find(preflown.begin(), preflown.end(), w->lane.get()) == preflown.end()) {
-            prepare_device_for_persistent_kernels(w->lane->gs.stream);
-            preflown.push_back(w->lane.get());
+      for (size_t s = 0; s < flows_[c]->stages(); ++s)
+        for (size_t i = 0; i < (s == 0 ? issuers_ : 1); ++i) {
+          auto w = std::make_unique<Worker>();
+          w->chain = c, w->stage = s, w->issuer = i;
+          if (is_nf_stage(c, s)) w->lane = sharing_->lane(c, s - 1);
+          bind(*w);  // makes the lane's context current
+          if (w->lane) {
+            rc_.nfs[rc_.chains[c].path[s - 1]]->prepare_gpu_lane(w->lane->gs);
+            const SmPartition& part = (*w->lane->owner)[w->lane->index];
+            if (part.green && std::find(preflown.begin(), preflown.end(), w->lane.get()) == preflown.end()) {
+              prepare_device_for_persistent_kernels(w->lane->gs.stream);
+              preflown.push_back(w->lane.get());
+            }
           }
+          prepared_[worker_index(c, s, i)] = std::move(w);
         }
-        prepared_[worker_index(c, s)] = std::move(w);
-      }
     GPUNFV_CUDA(cudaSetDevice(0));  // back to the primary context
     for (Batch* b : host_batches)
       if (!b->device_resident()) device_twin(b);
@@ -223,6 +230,7 @@ class GpuStage final : public ProcessingStage {
   void report(nlohmann::json& j) const override {
     sharing_->report(j);
     j["lane_moves"] = lane_moves_.load();  // NF stages that moved to a re-planned partition
+    j["issue_threads"] = issuers_;          // per chain, fused pipeline
     // Where a batch's time goes before egress, mean per batch: filling (first frame to
     // submission), waiting for the stage's first step, and on the GPU (its first step issued
     // to the host seeing its last step done, stage hand-offs included).
@@ -261,7 +269,8 @@ class GpuStage final : public ProcessingStage {
     if (fused_)
       return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
              ", fused pipeline: each batch's whole chain at once" + (graphs_ ? " as one CUDA graph, " : ", ") +
-             std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain";
+             std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per chain" +
+             (issuers_ > 1 ? " and issuing thread, " + std::to_string(issuers_) + " issuing threads per chain" : "");
     return "gpu backend on " + device_name_ + ", scheduler " + rc_.settings.scheduler +
            ", one stream per NF, " + std::to_string(rc_.settings.gpu_in_flight) + " batches in flight per stage";
   }
@@ -287,6 +296,7 @@ class GpuStage final : public ProcessingStage {
   // Per stage thread: its lane (NF stages) or its own stream (upload, download), and events.
   struct Worker {
     size_t chain = 0, stage = 0;
+    size_t issuer = 0;  // of stage 0's issuing threads (settings.gpu_issue_threads)
     std::shared_ptr<const Lane> lane;
     cudaStream_t own_stream = nullptr;
     std::vector<cudaStream_t> fused_streams;  // fused pipeline, stage 0: one per batch in flight
@@ -337,17 +347,18 @@ class GpuStage final : public ProcessingStage {
     for (size_t i = 0; i < 2 * flight_depth(); ++i) w.free_events.push_back(create_event(cudaEventDefault));
   }
 
-  size_t worker_index(size_t c, size_t s) const {
+  // Per chain: a worker per stage, then stage 0's further issuing threads.
+  size_t worker_index(size_t c, size_t s, size_t issuer) const {
     size_t at = 0;
-    for (size_t k = 0; k < c; ++k) at += flows_[k]->stages();
-    return at + s;
+    for (size_t k = 0; k < c; ++k) at += flows_[k]->stages() + issuers_ - 1;
+    return issuer == 0 ? at + s : at + flows_[c]->stages() + issuer - 1;
   }
 
   // A stage thread's worker: made beforehand by prepare_for_persistent_kernels, or here.
-  Worker take_worker(size_t c, size_t s) {
+  Worker take_worker(size_t c, size_t s, size_t issuer) {
     {
       std::lock_guard<std::mutex> lk(workers_m_);
-      const size_t at = worker_index(c, s);
+      const size_t at = worker_index(c, s, issuer);
       if (at < prepared_.size() && prepared_[at]) {
         Worker w = std::move(*prepared_[at]);
         prepared_[at].reset();
@@ -356,7 +367,7 @@ class GpuStage final : public ProcessingStage {
       }
     }
     Worker w;
-    w.chain = c, w.stage = s;
+    w.chain = c, w.stage = s, w.issuer = issuer;
     if (is_nf_stage(c, s)) w.lane = sharing_->lane(c, s - 1);
     bind(w);
     return w;
@@ -371,11 +382,11 @@ class GpuStage final : public ProcessingStage {
     return b->device_base;
   }
 
-  void stage_loop(size_t c, size_t s) {
-    set_thread_name(fmt::format("gn-gpu-c{}s{}", c, s));
+  void stage_loop(size_t c, size_t s, size_t issuer) {
+    set_thread_name(issuer ? fmt::format("gn-gpu-c{}s{}i{}", c, s, issuer) : fmt::format("gn-gpu-c{}s{}", c, s));
     use_fine_timer_slack();
     GPUNFV_CUDA(cudaSetDevice(0));
-    Worker w = take_worker(c, s);
+    Worker w = take_worker(c, s, issuer);
     ChainFlow& flow = *flows_[c];
     const bool temporal = sharing_->serialize() && is_nf_stage(c, s);
     // settings.gpu_in_flight: batches on the stage's stream at once (1..64, checked at parse).
@@ -680,7 +691,7 @@ class GpuStage final : public ProcessingStage {
       launch_enter_chain(chain, zv, st);
       mark();
       for (size_t k = 0; k < chain.path.size(); ++k) {
-        launch_node_gpu(rc_, chain, zv, uint8_t(k), gs(k), offer_switch_);
+        issue_node(b, k, [&] { launch_node_gpu(rc_, chain, zv, uint8_t(k), gs(k), offer_switch_); });
         mark();
       }
       launch_publish_node_packets(zv, hv.node_packets.framework_data(), st);
@@ -689,12 +700,22 @@ class GpuStage final : public ProcessingStage {
       enter_on_device(b, chain, dv, hv, st, t);
       mark();
       for (size_t k = 0; k < chain.path.size(); ++k) {
-        launch_node_gpu(rc_, chain, dv, uint8_t(k), gs(k), offer_switch_);
+        issue_node(b, k, [&] { launch_node_gpu(rc_, chain, dv, uint8_t(k), gs(k), offer_switch_); });
         mark();
       }
       download(b, st, t);
     }
     mark();
+  }
+
+  // Node k of batch b, at its turn where several threads issue the chain's batches.
+  template <typename F>
+  void issue_node(const Batch* b, size_t k, F launch) {
+    if (issuers_ == 1) return launch();
+    IssueTurns& turns = *turns_[b->chain];
+    turns.wait(k, b->batch_seq);
+    launch();
+    turns.pass(k, b->batch_seq);
   }
 
   // settings.gpu_graphs: the batch's calls as one graph launch on the slot's stream (see
@@ -921,6 +942,8 @@ class GpuStage final : public ProcessingStage {
   std::vector<std::unique_ptr<PersistentChain>> persistent_;  // by chain; null: issued as fused
   bool graphs_ = false;           // settings.gpu_graphs (fused only)
   std::vector<std::unique_ptr<FusedStepTimes>> step_times_;  // by chain
+  size_t issuers_ = 1;            // settings.gpu_issue_threads (fused only)
+  std::vector<std::unique_ptr<IssueTurns>> turns_;  // by chain, with several issuers
   FusedGraphCounts graph_counts_;
   std::vector<bool> egress_only_download_;  // by chain: set_egress_only_download
 };

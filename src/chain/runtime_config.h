@@ -54,6 +54,7 @@ struct Settings {
   uint32_t gpu_zero_copy_packets = 0;   // fused, persistent: issued batches up to this many run in pinned memory
   uint32_t gpu_persistent_packets = 1024;  // persistent: batches up to this many go to the persistent kernel
   bool gpu_graphs = false;              // fused: each batch's chain as one CUDA graph launch
+  uint32_t gpu_issue_threads = 1;       // fused: host threads issuing each chain's batches
   uint32_t batch_deadline_us = 0;       // every chain's batching deadline; 0: a quarter of its bound
   uint32_t queue_batches = 0;           // batches an NF's input queue holds; 0: no bound
   std::string scheduler = "unco";       // GPU sharing: temporal | fair | unco | gnet

@@ -43,6 +43,8 @@ YAML::Node load_yaml(const std::string& path) {
 }
 
 constexpr int64_t kMaxBatchDeadlineUs = 10'000'000;
+// Host threads that may issue one chain's fused batches (each makes its streams and events).
+constexpr int64_t kMaxGpuIssueThreads = 8;
 constexpr double kMaxLatencyBoundUs = 1e7;
 
 // A chain's latency bound and batching deadline: its own keys, else the settings'. The
@@ -91,7 +93,7 @@ MetricsSettings parse_metrics(const ConfigNode& n) {
 
 Settings parse_settings(const ConfigNode& n) {
   n.only_keys({"batch_size", "batches", "slot_bytes", "workers", "gpu_in_flight", "gpu_pipeline",
-               "gpu_zero_copy_packets", "gpu_persistent_packets", "gpu_graphs",
+               "gpu_zero_copy_packets", "gpu_persistent_packets", "gpu_graphs", "gpu_issue_threads",
                "batch_deadline_us", "queue_batches", "scheduler", "model", "latency_bound_us",
                "sched_p", "sched_c_us", "sched_fold_remainder", "cpu_workers_per_nf", "gpu_sms",
                "ingress_threads", "ingress_adapt", "egress_threads", "egress_threads_per_chain",
@@ -132,6 +134,11 @@ Settings parse_settings(const ConfigNode& n) {
     n["gpu_graphs"].fail("gpu_graphs applies to gpu_pipeline: fused (a staged pipeline issues one NF "
                          "at a time, with nothing to record into a graph; a persistent kernel may "
                          "hold up making one)");
+  s.gpu_issue_threads = static_cast<uint32_t>(n.int_or("gpu_issue_threads", 1, 1, kMaxGpuIssueThreads));
+  if (s.gpu_issue_threads > 1 && (s.gpu_pipeline != "fused" || s.gpu_graphs))
+    n["gpu_issue_threads"].fail("gpu_issue_threads applies to gpu_pipeline: fused without gpu_graphs (a "
+                                "graph's event nodes order its batch when it is launched, not when it "
+                                "is recorded)");
   // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none.
   if (whole_chain && s.scheduler != "unco")
     n["gpu_pipeline"].fail("gpu_pipeline: " + s.gpu_pipeline + " runs each batch's whole chain at once on "

@@ -235,9 +235,10 @@ TEST(GpuStage, BranchyChainEqualsCpuUnderEveryPolicy) {
 // `graphs`: settings.gpu_graphs. Returns the stage's report.
 nlohmann::json replan_under_load_keeps_order(const std::string& scheduler, uint64_t packets,
                                              const std::string& pipeline = "staged",
-                                             uint32_t zero_copy = 0, bool graphs = false) {
+                                             uint32_t zero_copy = 0, bool graphs = false,
+                                             uint32_t issue_threads = 1) {
   auto dir = temp_dir("gpu-replan-" + scheduler + "-" + pipeline + std::to_string(zero_copy) +
-                      (graphs ? "-graphs" : ""));
+                      (graphs ? "-graphs" : "") + "-i" + std::to_string(issue_threads));
   const std::string model = scheduler == "gnet"
       ? ", model: " + write_model(dir, {{"fw", "firewall"}, {"enc", "ipsec"}, {"ids", "nids"}})
       : "";
@@ -263,6 +264,7 @@ chains:
 settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pipeline +
                                                     (zero_copy ? ", gpu_zero_copy_packets: " + std::to_string(zero_copy) : "") +
                                                     (graphs ? ", gpu_graphs: true" : "") +
+                                                    (issue_threads > 1 ? ", gpu_issue_threads: " + std::to_string(issue_threads) : "") +
                                                     ", scheduler: " + scheduler + model + R"(}
 )");
   RuntimeConfig rc = load_runtime_config(cfg);
@@ -399,6 +401,14 @@ TEST(GpuStage, FusedGraphsKeepIpsecOrderAcrossStreams) {
   EXPECT_EQ(r["gpu_graphs"]["direct_batches"].get<uint64_t>(), 0u) << r.dump();
 }
 
+// Three threads issuing the chain's batches (settings.gpu_issue_threads), each on its own
+// streams: every NF still sees the batches in ingress order, so IPsec numbers them as the CPU.
+TEST(GpuStage, FusedIssueThreadsKeepIpsecOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = replan_under_load_keeps_order("unco", 400000, "fused", 0, false, 3);
+  EXPECT_EQ(r["issue_threads"].get<uint32_t>(), 3u) << r.dump();
+}
+
 // The executor end to end (ingress, the GPU stage, egress) against the CPU backend: counts,
 // drops and every frame written. `settings` completes the settings map; `model` is written into
 // it for gnet. Returns the GPU run's scheduler report.
@@ -472,6 +482,14 @@ TEST(GpuStage, GnetEndToEndEqualsCpu) {
 TEST(GpuStage, FusedEndToEndEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   expect_run_equals_cpu("gpu-fused-e2e", "scheduler: unco, gpu_pipeline: fused");
+}
+
+// Batches issued by two threads finish in any order; egress still writes them in ingress order.
+TEST(GpuStage, FusedIssueThreadsEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r =
+      expect_run_equals_cpu("gpu-fused-issuers-e2e", "scheduler: unco, gpu_pipeline: fused, gpu_issue_threads: 2");
+  EXPECT_EQ(r["issue_threads"].get<uint32_t>(), 2u) << r.dump();
 }
 
 // Graphs end to end: ingress's batches (closed full or on their deadline, so of varied shapes)

@@ -123,6 +123,10 @@ chains:
     ("{gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{gpu_pipeline: staged, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),
     ("{nf_process_timeout_ms: 10}", "out of range [100, 3600000]"),
+    ("{gpu_issue_threads: 2}", "gpu_issue_threads applies to gpu_pipeline: fused without gpu_graphs"),
+    ("{gpu_pipeline: persistent, gpu_issue_threads: 2}", "gpu_issue_threads applies to gpu_pipeline: fused"),
+    ("{gpu_pipeline: fused, gpu_graphs: true, gpu_issue_threads: 2}", "without gpu_graphs"),
+    ("{gpu_pipeline: fused, gpu_issue_threads: 9}", "out of range [1, 8]"),
 ])
 def test_bad_settings(gpunfv, tmp_path, settings, needle):
     config = config_file(tmp_path, f"""\
