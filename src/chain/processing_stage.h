@@ -1,7 +1,8 @@
 // The backend-specific middle of the pipeline: takes classified-or-raw batches from ingress,
-// runs each batch's chain (classify, then its NFs in order), and hands finished batches to
-// egress in the order it received them per chain. CPU: worker threads. GPU: one launcher thread
-// with several batches in flight on their own streams.
+// runs each batch's chain (classify, then its NFs in order, every NF seeing a chain's batches in
+// the order it received them), and hands finished batches to egress, which sends them in that
+// order. CPU: worker threads. GPU: host threads issuing batches, several in flight on their own
+// streams.
 #pragma once
 
 #include <functional>

@@ -3,8 +3,9 @@
 //
 // Order across batches: several batches are in flight on their own streams, so their kernels
 // may run in any order. The ordered pass of every batch therefore waits for the previous
-// batch's, in the order process_gpu() is called (the GPU stage's single launcher thread calls
-// it in ingress order): on the batch's own stream between a wait for the previous pass's event
+// batch's, in the order process_gpu() is called (the GPU stage calls it in ingress order: the
+// NF's stage thread, or the fused pipeline's issuing threads at each batch's turn,
+// chain/issue_turns.h): on the batch's own stream between a wait for the previous pass's event
 // and its own record of it (which a CUDA graph of the batch keeps as event nodes), or, for a
 // lane's stream (a green context, whose streams record only their own context's events), on a
 // stream owned by the NF that events hand the batch to and back from. The per-packet work of
