@@ -52,4 +52,15 @@ struct GpuStream {
   bool* switch_taken = nullptr;
 };
 
+// The grid of a kernel whose steps are warp-uniform (warp-wide counts, the switch in an NF's
+// kernel): blocks of whole warps of about s.threads_per_block, one thread per packet of `count`,
+// at most s.max_blocks blocks.
+inline dim3 whole_warp_grid(uint32_t count, const GpuStream& s, dim3& block) {
+  const int threads = s.threads_per_block > 32 ? s.threads_per_block / 32 * 32 : 32;
+  int blocks = static_cast<int>((count + uint32_t(threads) - 1) / uint32_t(threads));
+  if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
+  block = dim3(unsigned(threads));
+  return dim3(unsigned(blocks));
+}
+
 }  // namespace gpunfv

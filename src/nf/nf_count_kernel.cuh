@@ -6,24 +6,12 @@
 // (GPUNFV_REGISTER_KERNEL(count_packets_kernel<SlotOf>)).
 #pragma once
 
-#include <algorithm>
-
 #include "gpu/cuda_check.h"
 #include "gpu/device_counters.h"
 #include "gpu/stream.h"
 #include "nf/nf_kernel.h"
 
 namespace gpunfv {
-
-// A count kernel's grid on s: blocks of whole warps (the warp-wide adds need all 32 lanes), one
-// thread per packet, at most s.max_blocks.
-inline dim3 count_grid(uint32_t count, const GpuStream& s, dim3& block) {
-  const int threads = std::max(32, s.threads_per_block / 32 * 32);
-  int blocks = static_cast<int>((count + threads - 1) / threads);
-  if (s.max_blocks > 0) blocks = std::min(blocks, s.max_blocks);
-  block = dim3(threads);
-  return dim3(blocks);
-}
 
 template <typename SlotOf>
 __global__ void count_packets_kernel(NfPackets<> p, DeviceCountersRef counts, SlotOf slot_of) {
@@ -37,13 +25,14 @@ __global__ void count_packets_kernel(NfPackets<> p, DeviceCountersRef counts, Sl
   }
 }
 
-// Launches the count on s after the NF's kernels (count_grid).
+// Launches the count on s after the NF's kernels (whole_warp_grid: the warp-wide add needs all
+// 32 lanes).
 template <typename SlotOf>
 void launch_count_packets(const NfPackets<>& p, const DeviceCountersRef& counts, SlotOf slot_of,
                           const GpuStream& s) {
   if (p.count() == 0) return;
   dim3 block;
-  const dim3 grid = count_grid(p.count(), s, block);
+  const dim3 grid = whole_warp_grid(p.count(), s, block);
   launch_nf_kernel(count_packets_kernel<SlotOf>, grid, block, 0, s.stream, p, counts, slot_of);
 }
 

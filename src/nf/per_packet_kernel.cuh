@@ -3,8 +3,6 @@
 // share (GpuStream::max_blocks), as G-NET bounds an NF's blocks to its SMs.
 #pragma once
 
-#include <algorithm>
-
 #include "gpu/device_counters.h"
 #include "gpu/gpu_calls.h"
 #include "gpu/stream.h"
@@ -48,7 +46,7 @@ void launch_per_packet(const BatchView& b, uint8_t position, const View& view, F
   static_assert(iso_view<View>, GPUNFV_ISO_VIEW_MESSAGE);
   if (b.count == 0) return;
   dim3 block;
-  const dim3 grid = count_grid(b.count, s, block);
+  const dim3 grid = whole_warp_grid(b.count, s, block);
   gpu::launch(per_packet_kernel<View, Fn>, grid, block, 0, s.stream,
               framework_packets_at<packet_access_of<View, Fn>>(b, position, slot), view, fn,
               take_node_exit(s));
@@ -64,7 +62,7 @@ void launch_per_packet_counted(const BatchView& b, uint8_t position, const View&
   static_assert(packet_access_of<View, Fn> == PacketAccess::read, "a counted NF reads packets only");
   if (b.count == 0) return;
   dim3 block;
-  const dim3 grid = count_grid(b.count, s, block);
+  const dim3 grid = whole_warp_grid(b.count, s, block);
   gpu::launch(per_packet_counted_kernel<View, Fn, SlotOf>, grid, block, 0, s.stream,
               framework_packets_at<PacketAccess::read>(b, position, slot), view, fn, counts, slot_of,
               take_node_exit(s));

@@ -18,7 +18,6 @@
 // if it has any, with `using Drops = E;` (nf/nf_drops.h). See src/nf/ttl_filter/.
 #pragma once
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -32,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu/gpu_calls.h"
+#include "gpu/stream.h"
 #endif
 #if defined(__CUDACC__)
 #include "gpu/kernel_registry.h"
@@ -75,16 +75,15 @@ class PerPacketNf : public NetworkFunction {
       throw std::runtime_error(name() + ": no GPU kernel for NF type " + std::string(type()) +
                                " (its source was not compiled by nvcc)");
     if (device_batch.count == 0) return;
-    const int threads = std::max(32, s.threads_per_block / 32 * 32);  // whole warps
-    int blocks = int((device_batch.count + uint32_t(threads) - 1) / uint32_t(threads));
-    if (s.max_blocks > 0 && blocks > s.max_blocks) blocks = s.max_blocks;
+    dim3 block;
+    const dim3 grid = whole_warp_grid(device_batch.count, s, block);
     const auto packets = packets_at<packet_access_of<View, Logic>>(device_batch, position, first_drop_);
     const View view = self().view(Backend::gpu);
     const Logic logic{};
     const NodeExit exit = take_node_exit(s);
     const GpuLaunchArg args[] = {{&packets, sizeof packets}, {&view, sizeof view}, {&logic, sizeof logic},
                                  {&exit, sizeof exit}};
-    gpu::launch(GpuLaunch{kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0, s.stream, args, 4});
+    gpu::launch(GpuLaunch{kernel, grid, block, 0, s.stream, args, 4});
   }
 #endif
 
