@@ -156,13 +156,18 @@ GPUNFV_HD inline void move_bytes(IsoSpan<uint8_t> s, uint32_t from, uint32_t to,
 
 // --- outbound step 1: SA selection (per packet) --------------------------------------------
 
+// The SA of packet i, which is here (kNoSa: none applies).
+GPUNFV_HD inline uint32_t outbound_sa_of(const NfPackets<>& packets, uint32_t i, const EspView& v) {
+  const PacketReader p = packets.packet(i);
+  const PacketHeaders& h = p.headers();
+  return h.ip_version == 4 ? v.table.find_by_destination(load_be32(p.frame(), h.l3_off + 16)) : kNoSa;
+}
+
 GPUNFV_HD inline void select_outbound_sa(const NfPackets<>& packets, uint32_t i, const EspView& v) {
   if (!packets.here(i)) return;
   EspRecord rec;
-  const PacketReader p = packets.packet(i);
-  const PacketHeaders& h = p.headers();
-  if (h.ip_version == 4) rec.sa = v.table.find_by_destination(load_be32(p.frame(), h.l3_off + 16));
-  write_record(p.results(), rec);
+  rec.sa = outbound_sa_of(packets, i, v);
+  write_record(packets.packet(i).results(), rec);
 }
 
 // --- outbound step 3: encapsulation (per packet; step 2 has set the sequence number) --------

@@ -14,6 +14,7 @@
 #include <functional>
 #include <mutex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "chain/processing_stage.h"
@@ -50,9 +51,24 @@ std::string config(const std::string& name, const std::string& rx, const std::st
                                         ", to: out}\nsettings: {batch_size: 512, batches: 4}\n");
 }
 
-std::string nf(const std::string& name, const std::string& direction, bool bypass) {
+std::string nf(const std::string& name, const std::string& direction, bool bypass,
+               const std::string& sas = kSas) {
   return "  - name: " + name + "\n    type: ipsec\n    direction: " + direction +
-         "\n    bypass: " + (bypass ? "true" : "false") + "\n    sas:" + kSas;
+         "\n    bypass: " + (bypass ? "true" : "false") + "\n    sas:" + sas;
+}
+
+// More SAs than the numbering pass selects for itself (kSelectInNumberingSas): the selection
+// kernel runs first. Eleven prefixes of the trace's addresses, most specific first, then all.
+std::string many_sas() {
+  std::string sas = "\n";
+  for (int k = 0; k < 11; ++k) {
+    const std::string prefix = k < 10 ? fmt::format("200.57.7.{}/{}", 192 + 2 * k, 31) : "0.0.0.0/0";
+    sas += fmt::format("      - {{spi: 0x{:x}, enc_key: 4a0e7ef1c6b2d9a0135f7e8c2b91d4a6c0ffee{:02x}, "
+                       "auth_key: 7f3c9a2e5b8d1f4a6c0e2b9d8f7a1c3e5b2d4f{:02x}, local: 198.51.100.1, "
+                       "remote: 203.0.113.{}, match: {}}}\n",
+                       0x2001 + k, k, k, k + 1, prefix);
+  }
+  return sas;
 }
 
 // Reads the whole input into batches (ingress numbers in seq, as the executor sets them), runs
@@ -83,6 +99,12 @@ TEST(IpsecGpu, OutboundEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   compare_backends(
       config("ipsec-gpu-out", kTrace + ", repeat: 4", nf("enc", "outbound", false), "[enc]"));
+}
+
+TEST(IpsecGpu, OutboundManySasEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  compare_backends(config("ipsec-gpu-many-sas", kTrace + ", repeat: 4",
+                          nf("enc", "outbound", false, many_sas()), "[enc]"));
 }
 
 // Every lane count the outbound kernel has (one lane a packet, as large batches run; two to
