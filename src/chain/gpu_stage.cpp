@@ -775,14 +775,17 @@ class GpuStage final : public ProcessingStage {
       return;
     }
     const HostBatchUpload u = plan_host_batch_upload(layout_, hv);
-    GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.metadata.offset, b->base() + u.metadata.offset,
-                                u.metadata.bytes, cudaMemcpyHostToDevice, st));
-    if (u.strided())
+    auto copy = [&](const ByteRange& r) {
+      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + r.offset, b->base() + r.offset, r.bytes,
+                                  cudaMemcpyHostToDevice, st));
+    };
+    if (u.strided()) {
+      copy(u.metadata);
       GPUNFV_CUDA(cudaMemcpy2DAsync(b->device_base + u.data_offset, u.pitch, b->base() + u.data_offset,
                                     u.pitch, u.row_bytes, u.rows, cudaMemcpyHostToDevice, st));
-    else if (u.rows)
-      GPUNFV_CUDA(cudaMemcpyAsync(b->device_base + u.data_offset, b->base() + u.data_offset,
-                                  u.rows * u.pitch, cudaMemcpyHostToDevice, st));
+    } else {
+      copy(u.run());
+    }
     t.h2d += u.bytes();
   }
 

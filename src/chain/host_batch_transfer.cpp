@@ -6,7 +6,7 @@ namespace gpunfv {
 
 HostBatchUpload plan_host_batch_upload(const BatchLayout& l, uint32_t count, uint32_t longest) {
   HostBatchUpload u;
-  // len, port and node_packets are the layout's first arrays (BatchLayout::make).
+  // len, port and node_packets lie together, right in front of the slots (BatchLayout::make).
   u.metadata = {l.off_len, l.off_node_packets + kMaxChainNodes * sizeof(uint32_t) - l.off_len};
   u.data_offset = l.off_data;
   u.rows = count;
@@ -31,10 +31,9 @@ HostBatchDownload plan_host_batch_download(const BatchLayout& l, uint32_t count,
     d.first = {0, l.device_prefix_bytes(count)};
     return d;
   }
-  // BatchLayout::make: egress's arrays come first, then headers, flow_hash and results, then the
-  // slots.
-  d.first = {0, l.off_headers};
-  d.second = {l.off_data, size_t(count) * l.stride};
+  // BatchLayout::make: headers, flow_hash and results first, then egress's arrays from out_port
+  // on, then the slots.
+  d.first = {l.off_out_port, l.device_prefix_bytes(count) - l.off_out_port};
   return d;
 }
 

@@ -8,7 +8,8 @@
 // for a GPU ring's device-resident batch (chain/ring_batch_transfer.h), which uploads nothing.
 // Slots go up as rows of `row_bytes` (the batch's longest frame rounded up to 64 bytes) out of
 // `stride` when that saves a quarter of the bytes or more and the rows are long enough for the
-// copy engine's strided copy to run well; else as one run of count * stride bytes.
+// copy engine's strided copy to run well (a second copy after len, port and the counts); else
+// with len, port and the counts as one run (BatchLayout puts the slots right behind them).
 // Errors: none (a frame longer than the slot is dropped by classify as `oversize`: its row is
 // clamped to the slot).
 #pragma once
@@ -28,15 +29,19 @@ struct HostBatchUpload {
   size_t row_bytes = 0;    // bytes of each slot that go up
   size_t pitch = 0;        // the slot stride
   bool strided() const { return row_bytes != pitch; }
-  size_t bytes() const { return metadata.bytes + rows * row_bytes; }
+  // Not strided: the one copy, from len to the last slot's end (with the few bytes of alignment
+  // between the counts and the first slot).
+  ByteRange run() const { return {metadata.offset, data_offset + rows * pitch - metadata.offset}; }
+  size_t bytes() const { return strided() ? metadata.bytes + rows * row_bytes : run().bytes; }
 };
 
-// What a host batch downloads after the chain, in one or two copies (`second` empty: one):
+// What a host batch downloads after the chain, in one copy (`second` stays empty; kept for
+// layouts that need two):
 // - whole: the device prefix (every array the device wrote, then the first `count` slots);
 // - egress only, where no NF of the batch's chain reads results on the host (each counts on the
 //   device, NetworkFunction::count_on_device, or collects nothing): what egress reads, the
-//   arrays in front of the headers (len, port, node_packets, out_port, next_nf, visited,
-//   verdict) and the slots; not the headers, flow hashes and NF results (S_d: 56 of the 196
+//   arrays from out_port on (out_port, next_nf, visited, verdict, len, port, node_packets) and
+//   the slots; not the headers, flow hashes and NF results in front of them (S_d: 56 of the 196
 //   bytes a 64-byte packet brought back).
 struct HostBatchDownload {
   ByteRange first, second;

@@ -29,20 +29,21 @@ BatchLayout BatchLayout::make(uint32_t capacity, uint32_t stride, uint32_t resul
     return off;
   };
   // Arrays the device reads or writes first, then the packet bytes, then host-only arrays:
-  // one contiguous copy each way moves a batch (device_prefix_bytes).
-  // len, port and node_packets first: a host batch uploads them as one run, the counts zeroed
-  // on the host (chain/host_batch_transfer.h).
-  l.off_len = place(sizeof(uint16_t));
-  l.off_port = place(sizeof(uint16_t));
-  l.off_node_packets = align_up(at, 256);
-  at = l.off_node_packets + kMaxChainNodes * sizeof(uint32_t);
+  // one contiguous copy each way moves a batch (device_prefix_bytes). Nearest the packet
+  // bytes: len, port and node_packets (what a host batch uploads, the counts zeroed on the
+  // host), so they and the slots go up as one run; in front of them out_port, next_nf, visited
+  // and verdict, so what egress reads comes back as one run too (chain/host_batch_transfer.h).
+  l.off_headers = place(sizeof(PacketHeaders));
+  l.off_flow_hash = place(sizeof(uint32_t));
+  l.off_results = place(result_stride);
   l.off_out_port = place(sizeof(uint16_t));
   l.off_next_nf = place(sizeof(uint8_t));
   l.off_visited = place(sizeof(uint32_t));
   l.off_verdict = place(sizeof(uint8_t));
-  l.off_headers = place(sizeof(PacketHeaders));
-  l.off_flow_hash = place(sizeof(uint32_t));
-  l.off_results = place(result_stride);
+  l.off_len = place(sizeof(uint16_t));
+  l.off_port = place(sizeof(uint16_t));
+  l.off_node_packets = align_up(at, 256);
+  at = l.off_node_packets + kMaxChainNodes * sizeof(uint32_t);
   l.off_data = place(stride);
   l.off_seq = place(sizeof(uint64_t));
   l.off_rx_ns = place(sizeof(uint64_t));

@@ -34,6 +34,22 @@ TEST(HostBatchTransfer, UploadsLenPortCountsAndSlotsOnly) {
   EXPECT_LT(u.bytes(), l.device_prefix_bytes(8000));
 }
 
+// Short frames: len, port, the counts and the slots go up as one copy, and that run holds
+// nothing the device writes.
+TEST(HostBatchTransfer, UnstridedUploadIsOneRunFromLenToTheLastSlot) {
+  const BatchLayout l = BatchLayout::make(8192, 192, 72);
+  const HostBatchUpload u = plan_host_batch_upload(l, 1000, 64);
+  ASSERT_FALSE(u.strided());
+  const ByteRange r = u.run();
+  EXPECT_EQ(r.offset, l.off_len);
+  EXPECT_EQ(r.offset + r.bytes, l.off_data + 1000u * 192u);
+  EXPECT_EQ(u.bytes(), r.bytes);
+  EXPECT_LT(r.bytes, 1000u * 192u + 8192u * 4u + 1024u);  // slots, len and port, alignment
+  for (size_t off : {l.off_out_port, l.off_next_nf, l.off_visited, l.off_verdict,
+                     l.off_headers, l.off_flow_hash, l.off_results, l.off_seq, l.off_rx_ns, l.off_wire_ns})
+    EXPECT_FALSE(overlaps(r.offset, r.bytes, off, 1)) << off;
+}
+
 TEST(HostBatchTransfer, ShortRowsAndSmallSavingsGoUpWhole) {
   const BatchLayout small = BatchLayout::make(4096, 192, 72);
   EXPECT_FALSE(plan_host_batch_upload(small, 4096, 64).strided());  // 64-byte rows: too short
@@ -107,6 +123,7 @@ TEST(HostBatchTransfer, DownloadsWholePrefixOrWhatEgressReads) {
     for (const ByteRange& r : {lean.first, lean.second})
       EXPECT_FALSE(overlaps(r.offset, r.bytes, off, 1)) << off;
   EXPECT_LT(lean.bytes(), whole.bytes());
+  EXPECT_EQ(lean.second.bytes, 0u);  // one copy
 }
 
 }  // namespace
