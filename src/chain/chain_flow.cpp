@@ -107,7 +107,10 @@ uint64_t ChainFlow::queued_packets(size_t s) const {
   return st_[s].queued_packets;
 }
 
-bool ChainFlow::backlogged() const { return waiting_batches_.load(std::memory_order_relaxed) != 0; }
+bool ChainFlow::backlogged() const {
+  return waiting_batches_.load(std::memory_order_relaxed) != 0 ||
+         (issuers_ && issuing_.load(std::memory_order_relaxed) >= issuers_);
+}
 
 uint64_t ChainFlow::packets_seen(size_t s) const {
   std::lock_guard<std::mutex> lk(m_);

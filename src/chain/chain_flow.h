@@ -61,9 +61,17 @@ class ChainFlow {
   void add_busy(size_t s, uint64_t ns);
   size_t stages() const { return st_.size(); }
   uint64_t queued_packets(size_t s) const;
-  // Some stage has a batch waiting: the chain takes batches no faster than they come. Read
-  // without the flow's lock (an ingress thread asks on every poll while its batch is due).
+  // Some stage has a batch waiting, or every issuing thread is busy (set_issuers): the chain
+  // takes batches no faster than they come, and a batch closed now would wait. Read without the
+  // flow's lock (an ingress thread asks on every poll while its batch is due).
   bool backlogged() const;
+  // The GPU's fused pipeline: `n` threads take stage 0's batches and issue each whole; a batch
+  // counts from begin_issue() to end_issue(). While all n are issuing, the chain is backlogged,
+  // so ingress goes on filling a due batch until one of them is free instead of queueing it
+  // behind them: fewer batches, each paying its calls once. 0 (the default): not counted.
+  void set_issuers(uint32_t n) { issuers_ = n; }
+  void begin_issue() { issuing_.fetch_add(1, std::memory_order_relaxed); }
+  void end_issue() { issuing_.fetch_sub(1, std::memory_order_relaxed); }
   uint64_t packets_seen(size_t s) const;   // for rate monitoring (scheduler)
   std::vector<StageMetrics> metrics(uint64_t now_ns) const;
   // One line per stage: next batch due, batches waiting, packets, slowed (diagnostics).
@@ -84,6 +92,8 @@ class ChainFlow {
 
   mutable std::mutex m_;
   std::atomic<uint64_t> waiting_batches_{0};  // over every stage's `waiting`, changed under m_
+  std::atomic<uint32_t> issuing_{0};
+  uint32_t issuers_ = 0;
   std::vector<Stage> st_;
   double threshold_;
   uint32_t queue_batches_;

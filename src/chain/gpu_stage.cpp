@@ -130,6 +130,7 @@ class GpuStage final : public ProcessingStage {
     if (graphs_) prepare_device_for_persistent_kernels();
     for (const Chain& c : rc.chains) {
       auto flow = make_chain_flow(rc, c, /*extra_stages=*/1);  // + download
+      if (fused_ && !debug.close_while_issuing) flow->set_issuers(uint32_t(issuers_));
       flows_.push_back(std::move(flow));
       std::vector<std::string> steps{"enter"};
       for (uint16_t nf : c.path) steps.push_back(rc.nfs[nf]->name());
@@ -441,9 +442,11 @@ class GpuStage final : public ProcessingStage {
         if (b && waits_for_slot(w, b)) {
           w.waiting = b;
         } else if (b) {
-          if (fused_)
+          if (fused_) {
+            flow.begin_issue();
             issue_fused(w, b);
-          else
+            flow.end_issue();
+          } else
             issue(w, b, temporal);
           progressed = true;
         }

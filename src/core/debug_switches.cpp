@@ -40,6 +40,7 @@ const std::vector<DebugSwitchDoc>& debug_switch_docs() {
       {"GPUNFV_DEBUG_UPLOAD_PREFIX", "uploads a host batch's whole device prefix instead of only what ingress wrote"},
       {"GPUNFV_DEBUG_COUNTS_BY_COPY", "per-node packet counts reach the host by a 128-byte copy instead of a kernel writing pinned memory"},
       {"GPUNFV_DEBUG_SWITCH_KERNELS", "the switch after every NF runs as a kernel of its own instead of in the NF's last kernel"},
+      {"GPUNFV_DEBUG_CLOSE_WHILE_ISSUING", "`fused` and `persistent`: a due batch leaves ingress while every issuing thread of its chain is busy, instead of filling until one is free"},
       {"GPUNFV_DEBUG_REPLAN_MS", "gnet re-plans every N ms, N up to 3600000 (the test that re-plans under load uses it)"},
       {"GPUNFV_DEBUG_STEP_TIMES", "`fused` and `persistent`: every Nth batch issued whole is timed step by step on the GPU; the report gives the means (`scheduler.fused_step_us`)"},
       {"GPUNFV_DEBUG_FLOW", "CPU backend: prints every chain's queue state to stderr once a second"},
@@ -59,6 +60,7 @@ DebugSwitches debug_switches() {
   d.upload_prefix = switch_on("GPUNFV_DEBUG_UPLOAD_PREFIX");
   d.counts_by_copy = switch_on("GPUNFV_DEBUG_COUNTS_BY_COPY");
   d.switch_kernels = switch_on("GPUNFV_DEBUG_SWITCH_KERNELS");
+  d.close_while_issuing = switch_on("GPUNFV_DEBUG_CLOSE_WHILE_ISSUING");
   d.replan_ms = number("GPUNFV_DEBUG_REPLAN_MS", 3'600'000);  // an hour at most
   d.flow = switch_on("GPUNFV_DEBUG_FLOW");
   d.step_times = uint32_t(number("GPUNFV_DEBUG_STEP_TIMES", 1'000'000));

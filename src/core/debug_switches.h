@@ -21,6 +21,7 @@ struct DebugSwitches {
   bool upload_prefix = false;      // GPUNFV_DEBUG_UPLOAD_PREFIX
   bool counts_by_copy = false;     // GPUNFV_DEBUG_COUNTS_BY_COPY
   bool switch_kernels = false;     // GPUNFV_DEBUG_SWITCH_KERNELS
+  bool close_while_issuing = false;  // GPUNFV_DEBUG_CLOSE_WHILE_ISSUING
   uint64_t replan_ms = 0;          // GPUNFV_DEBUG_REPLAN_MS (0: re-plans only as measured rates ask)
   bool flow = false;               // GPUNFV_DEBUG_FLOW
   uint32_t step_times = 0;         // GPUNFV_DEBUG_STEP_TIMES (0: none timed)

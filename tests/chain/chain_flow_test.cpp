@@ -52,6 +52,24 @@ TEST(ChainFlow, BackloggedWhileAnyStageHasABatchWaiting) {
 
 // The GPU's fused pipeline hands a batch through its NF stages at once: each stage counts the
 // batch, the packets sent to its NF and a launch where there were any, and queues nothing.
+// The fused pipeline's issuing threads: backlogged while every one of them issues a batch, not
+// while one of them is free; without set_issuers (staged, CPU) issuing is not counted.
+TEST(ChainFlow, BackloggedWhileEveryIssuingThreadIsBusy) {
+  ChainFlow flow(3, 0, 0);
+  flow.begin_issue();
+  EXPECT_FALSE(flow.backlogged());
+  flow.end_issue();
+  flow.set_issuers(2);
+  flow.begin_issue();
+  EXPECT_FALSE(flow.backlogged());  // one of two busy
+  flow.begin_issue();
+  EXPECT_TRUE(flow.backlogged());
+  flow.end_issue();
+  EXPECT_FALSE(flow.backlogged());
+  flow.end_issue();
+  EXPECT_FALSE(flow.backlogged());
+}
+
 TEST(ChainFlow, PassCountsAStageWithoutQueueing) {
   ChainFlow flow(4, 1, 1);
   Batch a(8, 64, MemoryKind::host), b(8, 64, MemoryKind::host);
