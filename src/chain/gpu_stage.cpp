@@ -629,12 +629,10 @@ class GpuStage final : public ProcessingStage {
       return;
     }
     const bool egress_only = b->chain < egress_only_download_.size() && egress_only_download_[b->chain];
-    const HostBatchDownload d = plan_host_batch_download(layout_, b->count(), egress_only);
-    for (const ByteRange& r : {d.first, d.second})
-      if (r.bytes)
-        GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
-                                    cudaMemcpyDeviceToHost, st));
-    t.d2h += d.bytes();
+    const ByteRange r = plan_host_batch_download(layout_, b->count(), egress_only);
+    GPUNFV_CUDA(cudaMemcpyAsync(b->base() + r.offset, b->device_base + r.offset, r.bytes,
+                                cudaMemcpyDeviceToHost, st));
+    t.d2h += r.bytes;
   }
 
   // Fused pipeline: the batch's whole chain on the next of the worker's streams. Every NF runs

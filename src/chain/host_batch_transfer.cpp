@@ -25,16 +25,11 @@ HostBatchUpload plan_host_batch_upload(const BatchLayout& l, const BatchView& ho
   return plan_host_batch_upload(l, host.count, could_pay ? longest_frame(host) : l.stride);
 }
 
-HostBatchDownload plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only) {
-  HostBatchDownload d;
-  if (!egress_only) {
-    d.first = {0, l.device_prefix_bytes(count)};
-    return d;
-  }
+ByteRange plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only) {
+  if (!egress_only) return {0, l.device_prefix_bytes(count)};
   // BatchLayout::make: headers, flow_hash and results first, then egress's arrays from out_port
   // on, then the slots.
-  d.first = {l.off_out_port, l.device_prefix_bytes(count) - l.off_out_port};
-  return d;
+  return {l.off_out_port, l.device_prefix_bytes(count) - l.off_out_port};
 }
 
 uint32_t longest_frame(const BatchView& b) {

@@ -35,19 +35,14 @@ struct HostBatchUpload {
   size_t bytes() const { return strided() ? metadata.bytes + rows * row_bytes : run().bytes; }
 };
 
-// What a host batch downloads after the chain, in one copy (`second` stays empty; kept for
-// layouts that need two):
+// What a host batch downloads after the chain, in one copy:
 // - whole: the device prefix (every array the device wrote, then the first `count` slots);
 // - egress only, where no NF of the batch's chain reads results on the host (each counts on the
 //   device, NetworkFunction::count_on_device, or collects nothing): what egress reads, the
 //   arrays from out_port on (out_port, next_nf, visited, verdict, len, port, node_packets) and
 //   the slots; not the headers, flow hashes and NF results in front of them (S_d: 56 of the 196
 //   bytes a 64-byte packet brought back).
-struct HostBatchDownload {
-  ByteRange first, second;
-  size_t bytes() const { return first.bytes + second.bytes; }
-};
-HostBatchDownload plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only);
+ByteRange plan_host_batch_download(const BatchLayout& l, uint32_t count, bool egress_only);
 
 // Rows shorter than this go up whole (the strided copy is slow on short rows).
 inline constexpr size_t kMinStridedRowBytes = 512;
