@@ -79,11 +79,14 @@ using esp::kRecordSa, esp::kRecordSeq, esp::kRecordFlags;
 // (a block of 1024 took 14 us on an H200 for one tile, most of it the block-wide scan).
 constexpr int kNumberItems = 8;
 
-// Up to this many SAs, numbering selects each packet's SA itself (Select): every block scans
-// the few SAs for every packet of the batch, which spares the issuing thread the selection
-// kernel's launch (S_d on the H200 host: 6 us a batch; the GPU time stays); the block numbering
-// an SA writes its packets' whole records, and block 0 also those of packets no SA applies to.
+// Up to this many SAs and packets, numbering selects each packet's SA itself (Select): every
+// block scans the few SAs for every packet of the batch, which spares the issuing thread the
+// selection kernel's launch (S_d on the H200 host: 6 us a batch; the GPU time stays); the block
+// numbering an SA writes its packets' whole records, and block 0 also those of packets no SA
+// applies to. A larger batch is selected by the whole grid first: a block per SA would walk all
+// its packets' headers alone.
 constexpr uint32_t kSelectInNumberingSas = 8;
+constexpr uint32_t kSelectInNumberingPackets = 4096;
 
 template <int Threads, bool Select>
 __global__ void __launch_bounds__(Threads)
@@ -258,7 +261,8 @@ void IpsecGateway::process_gpu(const BatchView& db, uint8_t position, const GpuS
   // Blocks stride over SAs; a bounded grid keeps a partition's other work schedulable.
   const int number_blocks = int(sa_count < 1024 ? sa_count : 1024);
   // A table without SAs still needs every record written (no SA): the selection kernel does it.
-  const bool select_in_numbering = sa_count > 0 && sa_count <= kSelectInNumberingSas;
+  const bool select_in_numbering = sa_count > 0 && sa_count <= kSelectInNumberingSas &&
+                                   db.count <= kSelectInNumberingPackets;
   IsoSpan<esp::SaState> state = device_state_.span();
 
 
