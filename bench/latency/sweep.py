@@ -5,7 +5,8 @@ live (frames arrive on their own schedule whether the chain keeps up or not; wha
 take is counted as ingress_backpressure). Per row: offered and delivered rate, loss, the
 chain's rx-to-tx p50/p99/p999 (batching wait included) and whether p99 kept the chain's
 latency bound. With --repeats R every row is run R times and reported as the median run (by
-p99) with the repeats' min and max of each figure. Writes results.json, table.md and
+p99) with the repeats' min and max of each figure. Writes results.json (each row also with the
+chain's mean batch, the GPU stage's batch times where there are some), table.md and
 latency-vs-load.png (where matplotlib is installed) into OUT.
 
 usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd,fwrouter]
@@ -83,8 +84,16 @@ def row_of(report, offered_pps):
             "p50_us": lat["p50"] / 1e3, "p99_us": lat["p99"] / 1e3, "p999_us": lat["p999"] / 1e3,
             "bound_us": chain["latency_bound_us"], "bound_held": chain["bound_held"],
             "deadline_us": chain["batch_deadline_us"],
+            "mean_batch": mean_batch(chain),
             "scheduler": report.get("scheduler", {}).get("line", ""),
             "accounting_ok": report["accounting_ok"], **gpu_issue_of(report)}
+
+
+def mean_batch(chain):
+    """Packets per batch entering the chain (its first stage's batches), 0 if none came."""
+    stages = chain.get("stages") or [{}]
+    batches = stages[0].get("batches", 0)
+    return stages[0].get("packets", 0) / batches if batches else 0.0
 
 
 SPREAD = ("delivered_mpps", "loss_pct", "p50_us", "p99_us", "p999_us")

@@ -32,6 +32,7 @@ def test_sweep_writes_rows_table_and_reports(gpunfv, tmp_path):
         assert r["bound_us"] == 2000 and r["deadline_us"] == 500
         assert r["p50_us"] <= r["p99_us"] <= r["p999_us"]
         assert r["bound_held"] == (r["p99_us"] <= 2000)
+        assert 0 < r["mean_batch"] <= 256
     for report in (out / "reports").glob("*.json"):
         check_accounting(json.loads(report.read_text()))
     table = (out / "table.md").read_text()
