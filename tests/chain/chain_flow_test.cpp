@@ -50,8 +50,6 @@ TEST(ChainFlow, BackloggedWhileAnyStageHasABatchWaiting) {
   EXPECT_FALSE(flow.backlogged());
 }
 
-// The GPU's fused pipeline hands a batch through its NF stages at once: each stage counts the
-// batch, the packets sent to its NF and a launch where there were any, and queues nothing.
 // The fused pipeline's issuing threads: backlogged while every one of them issues a batch, not
 // while one of them is free; without set_issuers (staged, CPU) issuing is not counted.
 TEST(ChainFlow, BackloggedWhileEveryIssuingThreadIsBusy) {
@@ -70,6 +68,8 @@ TEST(ChainFlow, BackloggedWhileEveryIssuingThreadIsBusy) {
   EXPECT_FALSE(flow.backlogged());
 }
 
+// The GPU's fused pipeline hands a batch through its NF stages at once: each stage counts the
+// batch, the packets sent to its NF and a launch where there were any, and queues nothing.
 TEST(ChainFlow, PassCountsAStageWithoutQueueing) {
   ChainFlow flow(4, 1, 1);
   Batch a(8, 64, MemoryKind::host), b(8, 64, MemoryKind::host);

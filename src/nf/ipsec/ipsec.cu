@@ -87,6 +87,8 @@ constexpr int kNumberItems = 8;
 // its packets' headers alone.
 constexpr uint32_t kSelectInNumberingSas = 8;
 constexpr uint32_t kSelectInNumberingPackets = 4096;
+// Such a batch fits one tile of a block of 512 (launch_numbering): no 1024-thread Select instance.
+static_assert(kSelectInNumberingPackets <= 512 * kNumberItems);
 
 template <int Threads, bool Select>
 __global__ void __launch_bounds__(Threads)
@@ -168,7 +170,6 @@ void launch_numbering(const NfPackets<>& p, IsoSpan<const uint32_t> slots,
     case 256 * 2 + 1: launch_nf_kernel(number_kernel<256, true>, grid, dim3(256), 0, stream, p, slots, state, v); break;
     case 512 * 2 + 0: launch_nf_kernel(number_kernel<512, false>, grid, dim3(512), 0, stream, p, slots, state, v); break;
     case 512 * 2 + 1: launch_nf_kernel(number_kernel<512, true>, grid, dim3(512), 0, stream, p, slots, state, v); break;
-    case 1024 * 2 + 1: launch_nf_kernel(number_kernel<1024, true>, grid, dim3(1024), 0, stream, p, slots, state, v); break;
     default: launch_nf_kernel(number_kernel<1024, false>, grid, dim3(1024), 0, stream, p, slots, state, v); break;
   }
 }
@@ -342,7 +343,6 @@ GPUNFV_REGISTER_KERNEL(number_kernel<1024, false>);
 GPUNFV_REGISTER_KERNEL(number_kernel<128, true>);
 GPUNFV_REGISTER_KERNEL(number_kernel<256, true>);
 GPUNFV_REGISTER_KERNEL(number_kernel<512, true>);
-GPUNFV_REGISTER_KERNEL(number_kernel<1024, true>);
 GPUNFV_REGISTER_KERNEL(replay_kernel);
 GPUNFV_REGISTER_KERNEL(count_packets_kernel<IpsecCountSlot>);
 
