@@ -35,8 +35,10 @@ class IsoSpan {
 #if GPUNFV_CHECKED
     static_assert(sizeof(T) <= kIsoScratchBytes, "IsoSpan element larger than the refusal scratch");
     if (i >= size_) return *static_cast<T*>(iso_refuse(i, size_));
-#endif
     return base_[i];
+#else
+    return base_[i];
+#endif
   }
   // N elements from `offset` with one bounds check, for the framework's field helpers
   // (load_be16, load_be32: core/parse.h) that read a field whole; NF code must not call it.
@@ -46,10 +48,10 @@ class IsoSpan {
     static_assert(N * sizeof(T) <= kIsoScratchBytes, "a run longer than the refusal scratch");
 #if GPUNFV_CHECKED
     // Past the first test offset < size_ < 2^32: the second runs in 32 bits.
-    if (offset >= size_ || N > size_ - uint32_t(offset))
-      return static_cast<T*>(iso_refuse(offset + N, size_));
-#endif
+    return checked(offset, offset >= size_ || N > size_ - uint32_t(offset), offset + N);
+#else
     return base_ + offset;
+#endif
   }
   // Elements [offset, offset + N) as values, with one bounds check for the run (a refused run
   // reads scratch): for code that reads a few neighbours at once, such as a range's two ends.
@@ -70,11 +72,12 @@ class IsoSpan {
   GPUNFV_HD IsoSpan subspan(size_t offset, size_t count) const {
 #if GPUNFV_CHECKED
     // Past the first test offset <= size_ < 2^32: the second subtracts in 32 bits.
-    if (offset > size_ || count > size_ - uint32_t(offset))
-      return IsoSpan(static_cast<T*>(iso_refuse(offset + count, size_)),
-                     count <= kIsoScratchBytes / sizeof(T) ? count : 0);
-#endif
+    const bool refused = offset > size_ || count > size_ - uint32_t(offset);
+    T* base = checked(offset, refused, offset + count);
+    return IsoSpan(base, !refused || count <= kIsoScratchBytes / sizeof(T) ? count : 0);
+#else
     return IsoSpan(base_ + offset, count);
+#endif
   }
 
   // Read-only view of the same memory.
@@ -88,6 +91,28 @@ class IsoSpan {
 
  private:
   static constexpr uint32_t kMaxSize = UINT32_MAX;
+
+  // Element `offset`, or where `refused`, the scratch of a refusal at `index` (core/iso_fault.h).
+  // On the device, for a view of global memory, the scratch is reached as an offset from base_:
+  // the compiler then keeps the view's accesses global loads and stores whichever way they go,
+  // where a pointer that is either base_'s or the scratch's would make every access of the
+  // view (a packet's, walked byte by byte by ESP's crypto) a generic one. Global memory's
+  // generic addresses are its global ones. Views of shared or local memory take the scratch's
+  // own pointer.
+  GPUNFV_HD GPUNFV_FORCEINLINE T* checked(size_t offset, bool refused, size_t index) const {
+#if defined(__CUDA_ARCH__)
+    if (__isGlobal(base_)) {
+      long long at = static_cast<long long>(offset * sizeof(T));
+      if (refused) {
+        at = static_cast<const char*>(iso_refuse(index, size_)) - reinterpret_cast<const char*>(base_);
+        asm("" : "+l"(at));  // opaque: folded, base_ + at would be the scratch pointer again
+      }
+      using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+      return reinterpret_cast<T*>(reinterpret_cast<Byte*>(base_) + at);
+    }
+#endif
+    return refused ? static_cast<T*>(iso_refuse(index, size_)) : base_ + offset;
+  }
   T* base_ = nullptr;
   uint32_t size_ = 0;
 };
