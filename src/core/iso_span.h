@@ -31,14 +31,15 @@ class IsoSpan {
   GPUNFV_HD constexpr IsoSpan(T* base, size_t size)
       : base_(base), size_(size < kMaxSize ? uint32_t(size) : kMaxSize) {}
 
+  // A refused element is the scratch's own (not reached from base_ as sub-views and runs reach
+  // it, see checked()): that kept the NIDS kernel, which indexes a packet's bytes one by one,
+  // within its 32 registers a thread; it spilled otherwise.
   GPUNFV_HD GPUNFV_FORCEINLINE T& operator[](size_t i) const {
 #if GPUNFV_CHECKED
     static_assert(sizeof(T) <= kIsoScratchBytes, "IsoSpan element larger than the refusal scratch");
     if (i >= size_) return *static_cast<T*>(iso_refuse(i, size_));
-    return base_[i];
-#else
-    return base_[i];
 #endif
+    return base_[i];
   }
   // N elements from `offset` with one bounds check, for the framework's field helpers
   // (load_be16, load_be32: core/parse.h) that read a field whole; NF code must not call it.
@@ -94,11 +95,10 @@ class IsoSpan {
 
   // Element `offset`, or where `refused`, the scratch of a refusal at `index` (core/iso_fault.h).
   // On the device, for a view of global memory, the scratch is reached as an offset from base_:
-  // the compiler then keeps the view's accesses global loads and stores whichever way they go,
-  // where a pointer that is either base_'s or the scratch's would make every access of the
-  // view (a packet's, walked byte by byte by ESP's crypto) a generic one. Global memory's
-  // generic addresses are its global ones. Views of shared or local memory take the scratch's
-  // own pointer.
+  // the compiler then keeps the accesses through the sub-view or run global loads and stores
+  // whichever way they go, where a pointer that is either base_'s or the scratch's would make
+  // them generic (all of ESP's crypto on a packet's words). Global memory's generic addresses
+  // are its global ones. Views of shared or local memory take the scratch's own pointer.
   GPUNFV_HD GPUNFV_FORCEINLINE T* checked(size_t offset, bool refused, size_t index) const {
 #if defined(__CUDA_ARCH__)
     if (__isGlobal(base_)) {
