@@ -47,7 +47,8 @@ struct GpuStream {
   std::function<void(uint32_t)>* count_landed = nullptr;
   // The switch after the NF's node, offered for its last kernel to run (nf/node_exit.h), and
   // where taking it is noted, so that the pipeline launches no switch kernel after the NF
-  // (nullptr: none offered). Never handed to an NF process.
+  // (nullptr: none offered). An NF process gets them by value with its request
+  // (nf/nf_process/internal/protocol.h).
   const NodeSwitch* node_switch = nullptr;
   bool* switch_taken = nullptr;
 };

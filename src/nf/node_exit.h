@@ -3,8 +3,8 @@
 // node and batch (for S_d's batches of about 1,000 packets on an H200, about 5 us of the issuing
 // thread's calls and 2-3 us on the GPU per node). The pipeline offers it through
 // GpuStream::node_switch; the NF takes it once, for the launch that finishes its packets
-// (take_node_exit), and passes the NodeExit to that kernel by value. An NF process is never
-// offered one (the Manager launches the switch after the process's kernels), and an NF whose
+// (take_node_exit), and passes the NodeExit to that kernel by value; an NF in an NF process is
+// offered it with its request and says in its reply whether it took it. An NF whose
 // last kernel may be followed by a pass that still drops (inbound IPsec's replay check after
 // decapsulation) takes none: the pipeline then launches the switch kernel.
 //

@@ -75,15 +75,24 @@ void NfProcessProxy::process_gpu(const BatchView& device_batch, uint8_t position
   r.nf = index_;
   r.result_offset = result_offset();
   r.position = position;
-  GpuStream sent = s;
-  sent.count_landed = nullptr;  // the Manager's memory: the process counts on the device
-  sent.node_switch = nullptr;   // and switches after it
-  sent.switch_taken = nullptr;
-  std::string text(sizeof device_batch + sizeof sent, '\0');
-  std::memcpy(text.data(), static_cast<const void*>(&device_batch), sizeof device_batch);
-  std::memcpy(text.data() + sizeof device_batch, static_cast<const void*>(&sent), sizeof sent);
+  nf_process::GpuBatchText sent;
+  sent.batch = device_batch;
+  sent.stream = s;
+  sent.stream.count_landed = nullptr;  // the Manager's memory: the process counts on the device
+  sent.stream.node_switch = nullptr;   // offered by value below
+  sent.stream.switch_taken = nullptr;
+  if (s.node_switch && s.switch_taken) {
+    sent.node_switch = *s.node_switch;
+    sent.switch_offered = 1;
+  }
+  const std::string text(reinterpret_cast<const char*>(&sent), sizeof sent);
+  std::string answer;
   process_->hand(s);
-  if (!process_->call(r, text)) nf_process::drop_lost_packets_gpu(device_batch, position, s);
+  if (!process_->call(r, text, &answer)) {
+    nf_process::drop_lost_packets_gpu(device_batch, position, s);
+    return;
+  }
+  if (sent.switch_offered && answer == nf_process::kSwitchTaken) *s.switch_taken = true;
 }
 
 void NfProcessProxy::release_gpu_lane(cudaStream_t stream) {

@@ -79,13 +79,16 @@ std::string serve(Served& s, const Request& r, const std::string& text) {
 #if GPUNFV_HAVE_CUDA
     case Op::process_gpu: {
       // The Manager's device view and stream: handed on to the NF's GPU calls, never read here.
-      BatchView b;
-      GpuStream st;
-      if (text.size() != sizeof b + sizeof st) throw std::runtime_error("a malformed GPU request");
-      std::memcpy(static_cast<void*>(&b), text.data(), sizeof b);
-      std::memcpy(static_cast<void*>(&st), text.data() + sizeof b, sizeof st);
-      nf.process_gpu(b, r.position, st);
-      return {};
+      nf_process::GpuBatchText sent;
+      if (text.size() != sizeof sent) throw std::runtime_error("a malformed GPU request");
+      std::memcpy(static_cast<void*>(&sent), text.data(), sizeof sent);
+      bool taken = false;
+      if (sent.switch_offered) {
+        sent.stream.node_switch = &sent.node_switch;
+        sent.stream.switch_taken = &taken;
+      }
+      nf.process_gpu(sent.batch, r.position, sent.stream);
+      return taken ? std::string(nf_process::kSwitchTaken) : std::string();
     }
     case Op::release_lane: {
       cudaStream_t st;

@@ -93,17 +93,19 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   nf_process::Request r;
   r.op = nf_process::Op::process_gpu;
   r.position = 3;
-  std::string request(sizeof b + sizeof s, '\0');
-  std::memcpy(request.data(), static_cast<const void*>(&b), sizeof b);
-  std::memcpy(request.data() + sizeof b, static_cast<const void*>(&s), sizeof s);
+  nf_process::GpuBatchText sent;
+  sent.batch = b;
+  sent.stream = s;
+  std::string request(reinterpret_cast<const char*>(&sent), sizeof sent);
   r.text_bytes = uint32_t(request.size());
   ASSERT_TRUE(nf_process::send_all(sv_[0], &r, sizeof r));
   ASSERT_TRUE(nf_process::send_all(sv_[0], request.data(), request.size()));
   Reply rep = receive(sv_[0], text, calls);
   ASSERT_EQ(rep.ok, 1u) << text;
   EXPECT_EQ(rep.kind, ReplyKind::reply);
+  EXPECT_TRUE(text.empty());  // no switch offered, none taken
 
-  const std::vector<Call> got = decode(calls);
+  std::vector<Call> got = decode(calls);
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].head.call, ManagerCall::launch);
   LaunchHead h;
@@ -126,11 +128,10 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   EXPECT_EQ(sizes[1], sizeof(TtlFilterView));
   EXPECT_EQ(sizes[2], 1u);
   ASSERT_EQ(sizes[3], sizeof(NodeExit));
-  // The switch after the node stays the Manager's: the process's kernel is handed none.
+  // No switch offered: the process's kernel is handed none.
+  const size_t exit_at = h.name_bytes + h.file_bytes + sizeof sizes + sizes[0] + sizes[1] + sizes[2];
   NodeExit exit;
-  std::memcpy(static_cast<void*>(&exit),
-              rest.data() + h.name_bytes + h.file_bytes + sizeof sizes + sizes[0] + sizes[1] + sizes[2],
-              sizeof exit);
+  std::memcpy(static_cast<void*>(&exit), rest.data() + exit_at, sizeof exit);
   EXPECT_FALSE(exit.taken());
   // The NF's packets of the Manager's device view, at the position handed over. The view has no
   // arrays here, so the NF's packets are none (nf/nf_packets.h: count() is what the arrays hold).
@@ -142,6 +143,22 @@ TEST_F(NfProcessGpuCalls, ABatchComesBackAsTheNfsLaunchOnTheBatchStream) {
   BatchView handed = b;
   handed.count = 0;
   EXPECT_EQ(std::memcmp(&packets.framework_view(), &handed, sizeof handed), 0);
+
+  // The switch after the node offered with the request: the NF's kernel takes it, and the
+  // reply says so (the Manager then launches no switch kernel after the NF).
+  sent.switch_offered = 1;
+  sent.node_switch.node = 3;
+  request.assign(reinterpret_cast<const char*>(&sent), sizeof sent);
+  ASSERT_TRUE(nf_process::send_all(sv_[0], &r, sizeof r));
+  ASSERT_TRUE(nf_process::send_all(sv_[0], request.data(), request.size()));
+  rep = receive(sv_[0], text, calls);
+  ASSERT_EQ(rep.ok, 1u) << text;
+  EXPECT_EQ(text, nf_process::kSwitchTaken);
+  got = decode(calls);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].head.call, ManagerCall::launch);
+  std::memcpy(static_cast<void*>(&exit), got[0].payload.data() + sizeof h + exit_at, sizeof exit);
+  EXPECT_TRUE(exit.taken());
 
   // A malformed request is refused; the process goes on.
   r.text_bytes = 4;

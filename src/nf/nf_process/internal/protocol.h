@@ -16,6 +16,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#if GPUNFV_HAVE_CUDA
+#include "core/batch.h"
+#include "core/chain_switch.h"
+#include "gpu/stream.h"
+#endif
 
 namespace gpunfv::nf_process {
 
@@ -35,8 +42,22 @@ struct Request {
   uint8_t position = 0;
   uint8_t from_pcap = 0;
   char port[62] = {};    // collect: the batch's port name (cut to fit)
-  uint32_t text_bytes = 0;  // command: its text follows; process_gpu: the device view and stream
+  uint32_t text_bytes = 0;  // command: its text follows; process_gpu: a GpuBatchText
 };
+
+#if GPUNFV_HAVE_CUDA
+// process_gpu's text: the Manager's device view and stream, handed on to the NF's GPU calls, and
+// the switch after the NF's node when the pipeline offers it (nf/node_exit.h). It travels by
+// value, the stream's pointers into the Manager's memory cleared; the reply's text is
+// kSwitchTaken when the NF's last kernel took it, and the Manager then launches no switch kernel.
+struct GpuBatchText {
+  BatchView batch;
+  GpuStream stream;
+  NodeSwitch node_switch;
+  uint8_t switch_offered = 0;
+};
+inline constexpr std::string_view kSwitchTaken = "switch taken";
+#endif
 
 enum class ReplyKind : uint32_t { reply, call, ready };
 
