@@ -87,7 +87,10 @@ settings:
         s = s.replace("scheduler: fused-graph", "scheduler: unco\n  gpu_pipeline: fused\n  gpu_graphs: true")
     if policy == "persistent":  # unco, small batches served by a persistent kernel per chain
         s = s.replace("scheduler: persistent", "scheduler: unco\n  gpu_pipeline: persistent")
-    if policy in ("gnet", "gnetsteps") and model:
+    for pipeline in ("fused", "persistent"):  # gnet with one SM partition per chain
+        if policy == f"gnet-{pipeline}":
+            s = s.replace(f"scheduler: {policy}", f"scheduler: gnet\n  gpu_pipeline: {pipeline}")
+    if policy.startswith("gnet") and model:
         s += f"  model: {Path(model).resolve()}\n"
     if egress_threads:
         s += f"  egress_threads_per_chain: {egress_threads}\n"

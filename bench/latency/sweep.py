@@ -18,6 +18,7 @@ usage: bench/latency/sweep.py BIN_DIR OUT [--backend gpu] [--chains router,sd,fw
 `fused-graph` is fused with gpu_graphs: true (each batch's chain one CUDA graph launch).
 `persistent` is unco with gpu_pipeline: persistent (batches of up to 1024 packets served in place
 by a persistent kernel per chain, waiting for a slot when every one is taken; larger ones fused).
+`gnet-fused` and `gnet-persistent` are gnet with that pipeline (one SM partition per chain).
 gnet needs a performance model: OUT/model.json is made with `gpunfv profile` if missing."""
 import argparse
 import gzip
@@ -147,7 +148,7 @@ def gpu_issue_of(report):
 
 def ensure_model(args, out):
     model = out / "model.json"
-    if model.exists() or "gnet" not in args.policies:
+    if model.exists() or not any(p.startswith("gnet") for p in args.policies):
         return model
     profile_yaml = out / "configs" / "profile.yaml"
     profile_yaml.write_text(make_configs.config("sd", args.size, "unco", "", args.batch))
@@ -186,7 +187,7 @@ def sweep(args, out):
                 name = f"{chain}-{policy}-{load}"
                 yaml_path = out / "configs" / f"{name}.yaml"
                 yaml_path.write_text(chain_config(chain, policy, args, rate, True,
-                                                  model if policy == "gnet" else ""))
+                                                  model if policy.startswith("gnet") else ""))
                 cell = run_repeated(args, yaml_path, name, rate)
                 if not cell:
                     continue

@@ -10,8 +10,9 @@ usage: bench/latency/two_chains.py BIN_DIR OUT [--policies unco,fused,persistent
            [--heavy-capacity 77.0] [--loads 10,50,80] [--light-mpps 10] [--seconds 2]
            [--bound-us heavy=500,light=200] [--batch 8192] [--model FILE] [--repeats 1]
 `fused` is unco with gpu_pipeline: fused; `persistent` unco with gpu_pipeline: persistent (the light
-router chain served by a persistent kernel, S_d issued as fused). gnet needs a performance model (`gpunfv profile`;
---model, or OUT/model.json)."""
+router chain served by a persistent kernel, S_d issued as fused); `gnet-fused` and
+`gnet-persistent` gnet with that pipeline (one SM partition per chain). gnet needs a performance
+model (`gpunfv profile`; --model, or OUT/model.json)."""
 import argparse
 import json
 import sys
@@ -83,7 +84,7 @@ def main():
     model = args.model or args.out / "model.json"
     rows = []
     for policy in args.policies.split(","):
-        if policy == "gnet" and not model.exists():
+        if policy.startswith("gnet") and not model.exists():
             print(f"  gnet: no model at {model} (gpunfv profile); skipped", flush=True)
             continue
         for load in [float(x) for x in args.loads.split(",")]:
@@ -92,7 +93,7 @@ def main():
             cfg = args.out / "configs" / f"{name}.yaml"
             cfg.write_text(two_chain_config(
                 policy, args, heavy_pps,
-                str(model_with_light_router(model, args.out)) if policy == "gnet" else ""))
+                str(model_with_light_router(model, args.out)) if policy.startswith("gnet") else ""))
             per_chain = {"sd": [], "light": []}
             for rep_no in range(1, args.repeats + 1):
                 suffix = f".r{rep_no}" if args.repeats > 1 else ""

@@ -153,8 +153,13 @@ class GpuStage final : public ProcessingStage {
     done_ = std::move(done);
     // Run without the executor (tests): every stream, event and device copy made first.
     if (persistent_pipeline_ && persistent_.empty()) prepare_for_persistent_kernels({});
-    for (auto& p : persistent_)
-      if (p) p->start();
+    for (size_t c = 0; c < persistent_.size(); ++c) {
+      if (!persistent_[c]) continue;
+      if (persistent_lanes_[c]) persistent_lanes_[c]->make_current();
+      persistent_[c]->start();
+      sharing_->keep_partitions();
+    }
+    GPUNFV_CUDA(cudaSetDevice(0));
     for (size_t c = 0; c < rc_.chains.size(); ++c)
       for (size_t s = 0; s < (fused_ ? 1 : flows_[c]->stages()); ++s)
         for (size_t i = 0; i < (s == 0 ? issuers_ : 1); ++i)
@@ -179,10 +184,10 @@ class GpuStage final : public ProcessingStage {
         for (size_t i = 0; i < (s == 0 ? issuers_ : 1); ++i) {
           auto w = std::make_unique<Worker>();
           w->chain = c, w->stage = s, w->issuer = i;
-          if (is_nf_stage(c, s)) w->lane = sharing_->lane(c, s - 1);
+          w->lane = lane_for(c, s);
           bind(*w);  // makes the lane's context current
           if (w->lane) {
-            rc_.nfs[rc_.chains[c].path[s - 1]]->prepare_gpu_lane(w->lane->gs);
+            if (is_nf_stage(c, s)) rc_.nfs[rc_.chains[c].path[s - 1]]->prepare_gpu_lane(w->lane->gs);
             const SmPartition& part = (*w->lane->owner)[w->lane->index];
             if (part.green && std::find(preflown.begin(), preflown.end(), w->lane.get()) == preflown.end()) {
               prepare_device_for_persistent_kernels(w->lane->gs.stream);
@@ -199,12 +204,19 @@ class GpuStage final : public ProcessingStage {
 
   // A persistent kernel per chain that can run in one; each kernel block serves one batch in
   // flight. The primary context's preflight first: nothing may be set up beside the kernels.
+  // With chain lanes a chain's kernel runs in the chain's partition, which later plans keep
+  // (GpuSharing::keep_partitions, once the kernels run).
   void make_persistent_chains() {
     prepare_device_for_persistent_kernels();
     persistent_.resize(rc_.chains.size());
-    for (size_t c = 0; c < rc_.chains.size(); ++c)
-      if (chain_runs_per_packet(rc_, rc_.chains[c]))
-        persistent_[c] = std::make_unique<PersistentChain>(rc_, rc_.chains[c], rc_.settings.gpu_in_flight);
+    persistent_lanes_.resize(rc_.chains.size());
+    for (size_t c = 0; c < rc_.chains.size(); ++c) {
+      if (!chain_runs_per_packet(rc_, rc_.chains[c])) continue;
+      persistent_lanes_[c] = lane_for(c, 0);
+      if (persistent_lanes_[c]) persistent_lanes_[c]->make_current();  // the kernel's stream is made there
+      persistent_[c] = std::make_unique<PersistentChain>(rc_, rc_.chains[c], rc_.settings.gpu_in_flight);
+    }
+    GPUNFV_CUDA(cudaSetDevice(0));
   }
 
   void submit(Batch* b) override {
@@ -309,6 +321,8 @@ class GpuStage final : public ProcessingStage {
     std::vector<cudaEvent_t> free_events;
     std::deque<Flight> flights;
     cudaStream_t stream() const { return lane ? lane->gs.stream : own_stream; }
+    // Blocks a launch may have: a lane's block cap where it has no green context (0: any).
+    int max_blocks() const { return lane ? lane->gs.max_blocks : 0; }
   };
 
   template <typename F>
@@ -325,6 +339,14 @@ class GpuStage final : public ProcessingStage {
 
   bool is_nf_stage(size_t c, size_t s) const { return s >= 1 && s <= rc_.chains[c].path.size(); }
 
+  // The lane a stage thread launches on: an NF stage's own; with chain lanes (gnet on a fused
+  // pipeline, sched/gpu_sharing.h) the chain's, for stage 0's issuing threads; else none.
+  std::shared_ptr<const Lane> lane_for(size_t c, size_t s) const {
+    if (fused_ && sharing_->chain_lanes())
+      return s == 0 && !rc_.chains[c].path.empty() ? sharing_->lane(c, 0) : nullptr;
+    return is_nf_stage(c, s) ? sharing_->lane(c, s - 1) : nullptr;
+  }
+
   void release_events(Worker& w) {
     for (cudaEvent_t e : w.free_events) GPUNFV_CUDA(cudaEventDestroy(e));
     w.free_events.clear();
@@ -338,11 +360,12 @@ class GpuStage final : public ProcessingStage {
     } else {
       GPUNFV_CUDA(cudaSetDevice(0));
       if (!w.own_stream) w.own_stream = create_stream();
-      if (fused_ && w.stage == 0)
-        while (w.fused_streams.size() < rc_.settings.gpu_in_flight) w.fused_streams.push_back(create_stream());
-      if (graphs_ && w.stage == 0)
-        while (w.fused_graphs.size() < w.fused_streams.size()) w.fused_graphs.emplace_back(graph_counts_);
     }
+    // Made in the current context: a chain lane's streams run on its partition's SMs.
+    if (fused_ && w.stage == 0)
+      while (w.fused_streams.size() < rc_.settings.gpu_in_flight) w.fused_streams.push_back(create_stream());
+    if (graphs_ && w.stage == 0)
+      while (w.fused_graphs.size() < w.fused_streams.size()) w.fused_graphs.emplace_back(graph_counts_);
     // Two timing events per flight: the stage's busy time (report: busy_s) is the sum of the
     // intervals between them; on one stream the intervals never overlap.
     for (size_t i = 0; i < 2 * flight_depth(); ++i) w.free_events.push_back(create_event(cudaEventDefault));
@@ -369,7 +392,7 @@ class GpuStage final : public ProcessingStage {
     }
     Worker w;
     w.chain = c, w.stage = s, w.issuer = issuer;
-    if (is_nf_stage(c, s)) w.lane = sharing_->lane(c, s - 1);
+    w.lane = lane_for(c, s);
     bind(w);
     return w;
   }
@@ -418,19 +441,20 @@ class GpuStage final : public ProcessingStage {
           finish(w, f.batch);
         progressed = true;
       }
-      // A re-plan gave this NF a new lane: issue nothing more on the old one, and move once
-      // it holds nothing in flight (so the NF's batches never overtake each other).
+      // A re-plan gave this NF (or chain) a new lane: issue nothing more on the old one, and
+      // move once it holds nothing in flight (so the NF's batches never overtake each other).
       bool moving = false;
       if (w.lane) {
-        auto now_lane = sharing_->lane(c, s - 1);
+        auto now_lane = lane_for(c, s);
         if (now_lane != w.lane) {
           moving = !w.flights.empty();
           if (!moving) {
-            // The old lane's events go while its context lives: dropping the lane may destroy
-            // the old plan's contexts, and destroying an event of a destroyed context leaves an
-            // error that the NF's next cudaGetLastError() would report as its own.
+            // The old lane's events and streams go while its context lives: dropping the lane
+            // may destroy the old plan's contexts, and destroying an event of a destroyed
+            // context leaves an error that the NF's next cudaGetLastError() would report as its own.
             release_events(w);
             release_streams(w);
+            drop_fused_streams(w);
             w.lane = std::move(now_lane);
             bind(w);
             lane_moves_.fetch_add(1, std::memory_order_relaxed);
@@ -482,6 +506,14 @@ class GpuStage final : public ProcessingStage {
       for (cudaStream_t s : streams)
         if (s) rc_.nfs[chain.path[k]]->release_gpu_lane(s);
     }
+  }
+
+  // A chain lane's issuing thread moves to a re-planned partition: its streams (and the graphs
+  // recorded for them) are made again there.
+  void drop_fused_streams(Worker& w) {
+    w.fused_graphs.clear();
+    for (cudaStream_t st : w.fused_streams) destroy_stream(st);
+    w.fused_streams.clear();
   }
 
   // The batch on the device: its twin, or (device-resident) the batch itself.
@@ -656,9 +688,9 @@ class GpuStage final : public ProcessingStage {
       FusedStepTimes& times = *step_times_[w.chain];
       if (times.samples(w.fused_issued)) {
         times.mark(f.marks, st);
-        enqueue_fused(rc_.chains[w.chain], b, st, t, f.nf_done, [&] { times.mark(f.marks, st); });
+        enqueue_fused(rc_.chains[w.chain], b, st, w.max_blocks(), t, f.nf_done, [&] { times.mark(f.marks, st); });
       } else {
-        enqueue_fused(rc_.chains[w.chain], b, st, t, f.nf_done);
+        enqueue_fused(rc_.chains[w.chain], b, st, w.max_blocks(), t, f.nf_done);
       }
     }
     ++w.fused_issued;
@@ -672,14 +704,14 @@ class GpuStage final : public ProcessingStage {
   // The fused batch's calls, on `st` (submitted, or recorded into a graph).
   // `mark` (timing) runs after entering, after each NF and after leaving.
   // Each NF leaves in `landed[k]` what it counts once the batch is back.
-  void enqueue_fused(const Chain& chain, Batch* b, cudaStream_t st, PcieTally& t,
+  void enqueue_fused(const Chain& chain, Batch* b, cudaStream_t st, int max_blocks, PcieTally& t,
                      std::vector<std::function<void(uint32_t)>>& landed,
                      const std::function<void()>& mark = [] {}) {
     const BatchView dv = device_view(b);
     const BatchView hv = b->view();
     landed.assign(chain.path.size(), nullptr);
     auto gs = [&](size_t k) {
-      GpuStream s{st, 0, 256};
+      GpuStream s{st, max_blocks, 256};
       s.count_landed = &landed[k];
       return s;
     };
@@ -734,7 +766,7 @@ class GpuStage final : public ProcessingStage {
     device_twin(b);  // a batch's first twin is an allocation, which a recording refuses
     // From the recording until the launch, what the NFs noted as launched on `st` is not there yet.
     std::shared_lock<std::shared_mutex> recording(graph_launch_gate());
-    return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, t, landed); });
+    return w.fused_graphs[slot].launch(st, [&] { enqueue_fused(rc_.chains[w.chain], b, st, w.max_blocks(), t, landed); });
   }
 
   void count(const PcieTally& t) {
@@ -943,6 +975,9 @@ class GpuStage final : public ProcessingStage {
   bool upload_prefix_ = false;    // GPUNFV_DEBUG_UPLOAD_PREFIX
   bool fused_ = false;            // settings.gpu_pipeline: fused or persistent
   bool persistent_pipeline_ = false;  // settings.gpu_pipeline: persistent
+  // By chain, the lane each persistent kernel runs in (chain lanes), declared first so that it
+  // outlives the kernel's stream.
+  std::vector<std::shared_ptr<const Lane>> persistent_lanes_;
   std::vector<std::unique_ptr<PersistentChain>> persistent_;  // by chain; null: issued as fused
   bool graphs_ = false;           // settings.gpu_graphs (fused only)
   std::vector<std::unique_ptr<FusedStepTimes>> step_times_;  // by chain

@@ -139,10 +139,11 @@ Settings parse_settings(const ConfigNode& n) {
     n["gpu_issue_threads"].fail("gpu_issue_threads applies to gpu_pipeline: fused without gpu_graphs (a "
                                 "graph's event nodes order its batch when it is launched, not when it "
                                 "is recorded)");
-  // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none.
-  if (whole_chain && s.scheduler != "unco")
-    n["gpu_pipeline"].fail("gpu_pipeline: " + s.gpu_pipeline + " runs each batch's whole chain at once on "
-                           "the whole GPU; it needs scheduler: unco (" + s.scheduler +
+  // Per-NF SM shares and the temporal token act on per-NF stages; a fused batch has none. gnet
+  // gives a whole-chain pipeline one partition per chain (sched/gpu_sharing.h).
+  if (whole_chain && s.scheduler != "unco" && s.scheduler != "gnet")
+    n["gpu_pipeline"].fail("gpu_pipeline: " + s.gpu_pipeline + " runs each batch's whole chain at once; "
+                           "it needs scheduler: unco or gnet (" + s.scheduler +
                            " shares the GPU per NF stage)");
   if (n.has("model")) s.model_file = n.path("model");
   if (n.has("control")) {

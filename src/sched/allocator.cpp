@@ -326,6 +326,8 @@ Allocation whole_gpu(SchedulerPolicy policy, const std::vector<SchedNode>& nodes
 
 }  // namespace
 
+bool chain_saturated(double full_share, bool largest_batch) { return largest_batch && full_share > 0.5; }
+
 RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& a, int total_sms,
                          double input_pps, double chain_bound_s, const SchedParams& p) {
   RateBatch r;

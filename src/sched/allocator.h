@@ -101,6 +101,12 @@ struct RateBatch {
 RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& a, int total_sms,
                          double input_pps, double chain_bound_s, const SchedParams& p);
 
+// Whether a chain's source offers more than the chain takes: ingress closed most of its batches
+// full (full_share > 0.5) while they were the largest gnet would give the chain (before any plan,
+// settings.batch_size; after a saturated plan, its rounds' batch): `largest_batch`. A batch
+// sized for the offered rate (batch_for_rate) closes full by design and says nothing about it.
+bool chain_saturated(double full_share, bool largest_batch);
+
 // Helpers the policies share, public for tests and the executor's re-planning.
 // The largest per-SM batch B0 that keeps Eq. 4 within the bound on n_sms SMs (0: none does).
 uint32_t max_per_sm_batch(const NfModel& m, int n_sms, const SchedParams& p);

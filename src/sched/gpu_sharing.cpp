@@ -27,6 +27,7 @@ GpuSharing::GpuSharing(const RuntimeConfig& rc)
     : rc_(rc), policy_(parse_scheduler_policy(rc.settings.scheduler)), info_(query_sm_info(0)) {
   // settings.gpu_sms restricts the chains to part of the GPU (as Simmer's MIG slices do).
   budget_sms_ = info_.total_sms;
+  chain_lanes_ = policy_ == SchedulerPolicy::gnet && rc.settings.gpu_pipeline != "staged";
   if (rc.settings.gpu_sms) budget_sms_ = std::min<int>(budget_sms_, int(rc.settings.gpu_sms));
   cudaDeviceProp prop{};
   GPUNFV_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -56,18 +57,21 @@ GpuSharing::GpuSharing(const RuntimeConfig& rc)
 void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::string& why,
                        const std::vector<uint32_t>& batches) {
   Lanes lanes;
+  bool kept = false;
   {
     std::lock_guard<std::mutex> lk(m_);
     // The same SM split: the partitions and their streams stay, only the batches change.
-    if (!lanes_.empty() && sms == current_sms_) lanes = lanes_;
+    const bool same = !lanes_.empty() && partition_sms(sms) == partition_sms(current_sms_);
+    kept = !same && !lanes_.empty() && partitions_kept_;
+    if (same || kept) lanes = lanes_;
   }
   const bool rebuilt = lanes.empty();
   if (rebuilt) lanes = make_lanes(sms);
   std::string line = std::string(scheduler_policy_name(policy_)) + ":";
   for (size_t c = 0; c < lanes.size(); ++c)
-    for (size_t k = 0; k < lanes[c].size(); ++k) {
+    for (size_t k = 0; k < (chain_lanes_ ? std::min<size_t>(1, lanes[c].size()) : lanes[c].size()); ++k) {
       const Lane& lane = *lanes[c][k];
-      line += fmt::format(" {} {}", rc_.chains[c].graph.name[k],
+      line += fmt::format(" {} {}", chain_lanes_ ? "chain " + rc_.chains[c].name : rc_.chains[c].graph.name[k],
                           lane.sms ? fmt::format("{}SM", lane.sms)
                                    : lane.gs.max_blocks ? fmt::format("<={}blk", lane.gs.max_blocks)
                                                         : std::string("all"));
@@ -77,38 +81,61 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
   for (const auto& c : lanes)
     if (!c.empty()) owner = c[0]->owner.get();
   std::lock_guard<std::mutex> lk(m_);
-  current_sms_ = sms;
+  if (!kept) current_sms_ = sms;
   lanes_ = std::move(lanes);
   if (!batches.empty()) ingress_batch_ = batches;
   line_ = line;
   partition_builds_ += rebuilt;
-  history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line}, {"why", why},
+  history_.push_back({{"t_s", monotonic_ns() * 1e-9}, {"line", line},
+                      {"why", kept ? why + " (partitions kept: a persistent kernel runs)" : why},
                       {"partitions", owner ? owner->describe() : std::string()},
                       {"partitions_rebuilt", rebuilt}});
 }
 
-GpuSharing::Lanes GpuSharing::make_lanes(const std::vector<std::vector<int>>& sms) const {
+std::vector<int> GpuSharing::partition_sms(const std::vector<std::vector<int>>& sms) const {
   std::vector<int> flat;
-  for (const auto& c : sms) flat.insert(flat.end(), c.begin(), c.end());
-  auto owner = std::make_shared<SmPartitions>(flat, info_.green_contexts, 0);
+  for (const auto& c : sms) {
+    if (!chain_lanes_) {
+      flat.insert(flat.end(), c.begin(), c.end());
+      continue;
+    }
+    int sum = 0;
+    for (int k : c) sum = (k == 0 || sum < 0) ? -1 : sum + k;
+    flat.push_back(std::max(sum, 0));
+  }
+  return flat;
+}
+
+GpuSharing::Lanes GpuSharing::make_lanes(const std::vector<std::vector<int>>& sms) const {
+  auto owner = std::make_shared<SmPartitions>(partition_sms(sms), info_.green_contexts, 0);
+  auto lane_at = [&](size_t i) {
+    auto lane = std::make_shared<Lane>();
+    const SmPartition& part = (*owner)[i];
+    lane->owner = owner;
+    lane->index = i;
+    lane->gs.stream = part.stream;
+    lane->gs.max_blocks = part.max_blocks;
+    // Whole-GPU lanes inside a restricted budget: G-NET's block cap, one block per SM.
+    if (lane->gs.max_blocks == 0 && part.sms == 0 && budget_sms_ < info_.total_sms)
+      lane->gs.max_blocks = budget_sms_;
+    // A per-NF stage's lane: its batches in order on one stream (a chain lane's fused batches
+    // overlap on the issuing thread's streams instead).
+    lane->gs.serial = !chain_lanes_;
+    if (!chain_lanes_) {
+      lane->gs.aux = part.aux_stream;
+      lane->gs.aux_done = part.aux_done;
+    }
+    lane->sms = part.sms;
+    return lane;
+  };
   Lanes lanes(sms.size());
   size_t i = 0;
   for (size_t c = 0; c < sms.size(); ++c) {
-    for (size_t k = 0; k < sms[c].size(); ++k, ++i) {
-      auto lane = std::make_shared<Lane>();
-      lane->owner = owner;
-      lane->index = i;
-      lane->gs.stream = (*owner)[i].stream;
-      lane->gs.max_blocks = (*owner)[i].max_blocks;
-      // Whole-GPU lanes inside a restricted budget: G-NET's block cap, one block per SM.
-      if (lane->gs.max_blocks == 0 && (*owner)[i].sms == 0 && budget_sms_ < info_.total_sms)
-        lane->gs.max_blocks = budget_sms_;
-      lane->gs.serial = true;
-      lane->gs.aux = (*owner)[i].aux_stream;
-      lane->gs.aux_done = (*owner)[i].aux_done;
-      lane->sms = (*owner)[i].sms;
-      lanes[c].push_back(lane);
+    if (chain_lanes_) {
+      lanes[c].assign(sms[c].size(), lane_at(i++));
+      continue;
     }
+    for (size_t k = 0; k < sms[c].size(); ++k) lanes[c].push_back(lane_at(i++));
   }
   return lanes;
 }
@@ -118,6 +145,22 @@ void GpuSharing::debug_replan() {
   {
     std::lock_guard<std::mutex> lk(m_);
     sms = current_sms_;
+  }
+  if (chain_lanes_) {
+    // One partition per chain, which a rotation among its NFs keeps: each chain's first NF one
+    // step smaller, and at the next re-plan the plan before that again (unless a plan of the
+    // model's came in between, which is then made smaller in turn).
+    if (!debug_smaller_.empty() && sms == debug_smaller_) {
+      sms = debug_before_;
+      debug_smaller_.clear();
+    } else {
+      debug_before_ = sms;
+      for (auto& c : sms)
+        if (!c.empty() && c[0] - info_.align_sms >= info_.min_sms) c[0] -= info_.align_sms;
+      debug_smaller_ = sms;
+    }
+    apply(sms, "debug re-plan (GPUNFV_DEBUG_REPLAN_MS)");
+    return;
   }
   for (auto& c : sms) {
     if (c.size() < 2) continue;
@@ -191,14 +234,18 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
   if (!replan_.due(node_pps, now)) return;
   if (!plan_gnet(node_pps, frame_bytes, full_share)) return;
   replan_.planned(node_pps, now);
-  bool saturated = false;
-  for (double s : full_share) saturated = saturated || s > 0.5;
-  if (!saturated) return;
   {
     std::lock_guard<std::mutex> lk(m_);
+    if (std::find(plan_saturated_.begin(), plan_saturated_.end(), true) == plan_saturated_.end()) return;
+    if (partitions_kept_) return;  // the trial's two arms would be the same partitions
     model_sms_ = current_sms_;
   }
   trial_.start(now);
+}
+
+void GpuSharing::keep_partitions() {
+  std::lock_guard<std::mutex> lk(m_);
+  partitions_kept_ = true;
 }
 
 void GpuSharing::step_trial(const std::vector<std::vector<double>>& node_pps, uint64_t now) {
@@ -239,6 +286,7 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
   const int chain_sms = budget_sms_ / int(std::max<size_t>(rc_.chains.size(), 1));
   std::vector<std::vector<int>> sms(rc_.chains.size());
   std::vector<uint32_t> batches(rc_.chains.size(), 0);
+  std::vector<bool> saturated_now(rc_.chains.size(), false);
   std::string why = fmt::format("gnet at {} B/packet:", size);
   nlohmann::json plans = nlohmann::json::array();
   SchedParams params;
@@ -308,9 +356,15 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
     }
     // The SMs serve the highest rate they can. The batch serves the rate offered now, so a
     // lightly loaded chain does not wait to fill a batch sized for saturation; a saturated
-    // chain (ingress filled most batches) takes the rounds' batch, the largest of the NFs'
-    // Eq. 3 batches, or it could not grow past the rate it was measured at.
-    const bool saturated = c < full_share.size() && full_share[c] > 0.5;
+    // chain (ingress filled most of its largest batches) takes the rounds' batch, the largest
+    // of the NFs' Eq. 3 batches, or it could not grow past the rate it was measured at.
+    bool largest = true;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      largest = ingress_batch_[c] == 0 || (c < plan_saturated_.size() && plan_saturated_[c]);
+    }
+    const bool saturated = chain_saturated(c < full_share.size() ? full_share[c] : 0.0, largest);
+    saturated_now[c] = saturated;
     RateBatch rb = batch_for_rate(nodes, a, chain_sms, in0, chain.latency_bound_us * 1e-6, params);
     if (saturated && capacity_batch > rb.batch) rb.batch = capacity_batch;
     batches[c] = rb.batch;
@@ -328,6 +382,7 @@ bool GpuSharing::plan_gnet(const std::vector<std::vector<double>>& node_pps, dou
   apply(sms, why, batches);
   std::lock_guard<std::mutex> lk(m_);
   chain_plans_ = std::move(plans);
+  plan_saturated_ = std::move(saturated_now);
   return true;
 }
 

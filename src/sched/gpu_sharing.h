@@ -10,6 +10,9 @@
 //             lanes and stays only if it carried clearly more (sched/plan_trial.h).
 // Lanes are handed out as shared pointers: a stage keeps its old lane until its work in
 // flight is done, so a re-plan never reorders packets inside a stage.
+// Under gnet with a whole-chain pipeline (gpu_pipeline fused or persistent), where a batch's NFs
+// run one after another on one stream, a chain has one partition, the sum of its NFs' SMs in
+// the plan: every node of the chain gets that lane (chain_lanes()).
 //
 // Errors: the constructor throws ConfigError (gnet without a usable model file) or GpuError.
 #pragma once
@@ -47,6 +50,12 @@ class GpuSharing {
   std::shared_ptr<const Lane> lane(size_t chain, size_t node) const;
   bool serialize() const { return policy_ == SchedulerPolicy::temporal; }
   SchedulerPolicy policy() const { return policy_; }
+  // One partition per chain (see above); lane(c, k) is then the same for every node k.
+  bool chain_lanes() const { return chain_lanes_; }
+  // From now on a plan changes the batches only, never the partitions: a persistent kernel
+  // spins (gpu_pipeline: persistent), and a context made beside it could wait for it for ever
+  // (gpu/device_preflight.h). gnet then runs on its first plan's partitions.
+  void keep_partitions();
   // Packets per second into each node of each chain, and the mean frame size, as measured;
   // gnet re-plans when a rate moved by more than 10% since the last plan.
   // full_share: per chain, the share of batches ingress closed full in the same window (the
@@ -54,8 +63,9 @@ class GpuSharing {
   void observe(const std::vector<std::vector<double>>& node_pps, double mean_frame_bytes,
                const std::vector<double>& full_share = {});
   // Tests: applies a different plan now (the SM sizes rotated among each chain's NFs, or, where
-  // that changes nothing, the first NF shrunk to the smallest partition), so the switch-over
-  // can be exercised under load whatever the policy.
+  // that changes nothing, the first NF shrunk to the smallest partition; with chain lanes, the
+  // first NF one step smaller, then back), so the switch-over can be exercised under load
+  // whatever the policy.
   void debug_replan();
   // Chain c's ingress batch under the current plan (0: settings.batch_size).
   uint32_t ingress_batch(size_t chain) const;
@@ -71,6 +81,9 @@ class GpuSharing {
   void apply(const std::vector<std::vector<int>>& sms, const std::string& why,
              const std::vector<uint32_t>& batches = {});
   Lanes make_lanes(const std::vector<std::vector<int>>& sms) const;
+  // The partitions a plan asks SmPartitions for: one per node, or with chain_lanes_ one per
+  // chain (its nodes' sum; 0, the whole GPU, if any node has it).
+  std::vector<int> partition_sms(const std::vector<std::vector<int>>& sms) const;
   bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
                  const std::vector<double>& full_share);
   // A trial in progress (sched/plan_trial.h): switches lanes between its arms.
@@ -78,6 +91,8 @@ class GpuSharing {
 
   const RuntimeConfig& rc_;
   SchedulerPolicy policy_;
+  bool chain_lanes_ = false;
+  bool partitions_kept_ = false;  // keep_partitions(); under m_
   SmInfo info_;
   int budget_sms_ = 0;
   std::string device_name_;
@@ -87,7 +102,10 @@ class GpuSharing {
   uint64_t partition_builds_ = 0;
   nlohmann::json chain_plans_ = nlohmann::json::array();  // gnet: per chain, the last plan's batch and bound  // SmPartitions made: the first plan and each changed split
   std::vector<uint32_t> ingress_batch_;
+  std::vector<bool> plan_saturated_;  // gnet: per chain, whether the last plan found it saturated
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
+  // debug_replan with chain lanes: the plan it made smaller, and the plan before.
+  std::vector<std::vector<int>> debug_smaller_, debug_before_;
   ReplanTrigger replan_;
   PlanTrial trial_;
   std::vector<std::vector<int>> model_sms_;  // the plan a trial measures against the whole GPU

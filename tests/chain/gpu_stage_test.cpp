@@ -276,7 +276,7 @@ settings: {batch_size: 2048, batches: 8, gpu_in_flight: 8, gpu_pipeline: )" + pi
   run_all_on_stage(*stage, pairs.gpu);
   nlohmann::json sched;
   stage->report(sched);
-  if (pipeline == "staged") {
+  if (pipeline == "staged" || scheduler == "gnet") {
     EXPECT_GE(sched["plans"].size(), 3u) << sched.dump();
     EXPECT_GT(sched["lane_moves"].get<uint64_t>(), 0u) << sched.dump();
   }
@@ -294,6 +294,15 @@ TEST(GpuStage, GnetReplanUnderLoadKeepsOrder) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   // gnet's plans are fast to apply: a longer run, so re-plans land while batches are queued.
   replan_under_load_keeps_order("gnet", 1000000);
+}
+
+// gnet on the fused pipeline: one partition per chain, which each re-plan resizes; the issuing
+// thread moves its streams there once its batches are back, and IPsec's numbering stays in
+// batch order across the move.
+TEST(GpuStage, GnetFusedReplanUnderLoadKeepsOrder) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = replan_under_load_keeps_order("gnet", 1000000, "fused");
+  EXPECT_NE(r["line"].get<std::string>().find("chain "), std::string::npos) << r.dump();
 }
 
 // The whole executor under gnet (ingress, the planned batches, egress) against the CPU
@@ -479,6 +488,21 @@ TEST(GpuStage, GnetEndToEndEqualsCpu) {
   EXPECT_EQ(expect_run_equals_cpu("gpu-gnet-e2e", "scheduler: gnet")["policy"], "gnet");
 }
 
+// gnet on the whole-chain pipelines, the executor end to end: the chain's batches planned by
+// the model, run in the chain's partition.
+TEST(GpuStage, GnetFusedEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = expect_run_equals_cpu("gpu-gnet-fused-e2e", "scheduler: gnet, gpu_pipeline: fused");
+  EXPECT_NE(r["line"].get<std::string>().find("chain "), std::string::npos) << r.dump();
+}
+
+TEST(GpuStage, GnetPersistentEndToEndEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json r = expect_run_equals_cpu(
+      "gpu-gnet-persistent-e2e", "scheduler: gnet, gpu_pipeline: persistent, gpu_persistent_packets: 4096", "[fw, r1]");
+  EXPECT_GT(r["pcie"]["persistent_batches"].get<uint64_t>(), 0u) << r.dump();
+}
+
 TEST(GpuStage, FusedEndToEndEqualsCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   expect_run_equals_cpu("gpu-fused-e2e", "scheduler: unco, gpu_pipeline: fused");
@@ -528,13 +552,14 @@ nlohmann::json persistent_equals_cpu(const std::string& cfg_path, const Beside& 
 }
 
 std::string persistent_config(const std::string& name, uint32_t packets, const std::string& path,
-                              uint32_t in_place, uint32_t zero_copy = 0) {
+                              uint32_t in_place, uint32_t zero_copy = 0,
+                              const std::string& scheduler = "unco") {
   return config(name,
                 "{name: in, type: generator, size: imix, flows: 2000, count: " + std::to_string(packets) +
                     ", dst_from: r1}",
                 "{from: in, path: " + path + ", to: p1}",
-                ", scheduler: unco, gpu_pipeline: persistent, gpu_persistent_packets: " + std::to_string(in_place) +
-                    ", gpu_zero_copy_packets: " + std::to_string(zero_copy));
+                ", scheduler: " + scheduler + ", gpu_pipeline: persistent, gpu_persistent_packets: " +
+                    std::to_string(in_place) + ", gpu_zero_copy_packets: " + std::to_string(zero_copy));
 }
 
 // All 25 batches (up to 4096 packets) submitted at once: the first 4 fill the persistent
@@ -574,6 +599,26 @@ TEST(GpuStage, PersistentPipelineIssuesOtherChainsAsFused) {
       persistent_equals_cpu(persistent_config("gpu-persistent-other", 100000, "[fw, r1, ids]", 4096, 4096));
   EXPECT_EQ(r["pcie"]["persistent_batches"].get<uint64_t>(), 0u) << r.dump();
   EXPECT_EQ(r["pcie"]["zero_copy_batches"].get<uint64_t>(), (100000u + 4095) / 4096) << r.dump();
+}
+
+// gnet on the persistent pipeline: the chain's kernel runs in the chain's partition, and the
+// re-plans every 2 ms keep the partitions (a context made beside the spinning kernel could wait
+// for it for ever): no new partition, no lane move; the kernel's batches and the fused ones
+// (above gpu_persistent_packets) come back in order, the output the CPU's.
+TEST(GpuStage, GnetPersistentReplanUnderLoadEqualsCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::string model =
+      write_model(temp_dir("gpu-gnet-persistent-model"), {{"fw", "firewall"}, {"r1", "router"}});
+  const std::string cfg =
+      persistent_config("gpu-gnet-persistent", 1000000, "[fw, r1]", 2048, 0, "gnet, model: " + model);
+  setenv("GPUNFV_DEBUG_REPLAN_MS", "2", 1);
+  const nlohmann::json r = persistent_equals_cpu(cfg);
+  unsetenv("GPUNFV_DEBUG_REPLAN_MS");
+  EXPECT_EQ(r["pcie"]["persistent_batches"].get<uint64_t>(), 1u) << r.dump();  // the last, short one
+  EXPECT_GT(r["pcie"]["host_batches"].get<uint64_t>(), 0u) << r.dump();
+  EXPECT_GE(r["plans"].size(), 3u) << r.dump();
+  EXPECT_EQ(r["partition_builds"].get<uint64_t>(), 1u) << r.dump();
+  EXPECT_EQ(r["lane_moves"].get<uint64_t>(), 0u) << r.dump();
 }
 
 // Route updates while the kernel serves batches: each batch pins the table copy its view

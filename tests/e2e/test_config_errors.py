@@ -112,9 +112,9 @@ chains:
 
 
 @pytest.mark.parametrize("settings, needle", [
-    ("{gpu_pipeline: fused, scheduler: gnet}", "needs scheduler: unco"),
-    ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco"),
-    ("{gpu_pipeline: persistent, scheduler: gnet}", "needs scheduler: unco"),
+    ("{gpu_pipeline: fused, scheduler: fair}", "needs scheduler: unco or gnet"),
+    ("{gpu_pipeline: fused, scheduler: temporal}", "needs scheduler: unco or gnet"),
+    ("{gpu_pipeline: persistent, scheduler: temporal}", "needs scheduler: unco or gnet"),
     ("{gpu_pipeline: pipelined}", "gpu_pipeline must be staged, fused or persistent"),
     ("{gpu_zero_copy_packets: 256}", "applies to gpu_pipeline: fused or persistent"),
     ("{gpu_pipeline: persistent, gpu_graphs: true}", "gpu_graphs applies to gpu_pipeline: fused"),

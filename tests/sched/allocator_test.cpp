@@ -338,6 +338,17 @@ TEST(Allocator, BatchForRateByHand) {
   EXPECT_NE(tight.why.find("over the bound"), std::string::npos) << tight.why;
 }
 
+// Full batches say the source offers more only when they were the largest the chain may have:
+// a batch sized for the offered rate closes full by design (a light chain at 10 Mpps with a
+// batch of 288 fills every one), and taking the rounds' batch for it would hold each packet
+// for thousands of others.
+TEST(Allocator, FullRateSizedBatchesAreNotSaturation) {
+  EXPECT_TRUE(chain_saturated(0.9, true));
+  EXPECT_FALSE(chain_saturated(0.9, false));
+  EXPECT_FALSE(chain_saturated(0.4, true));
+  EXPECT_FALSE(chain_saturated(0.5, true));  // most: more than half
+}
+
 // Low load, small batches; high load, large ones; a rate the SMs cannot sustain is reported.
 TEST(Allocator, BatchForRateGrowsWithTheRate) {
   Allocation a;
