@@ -326,6 +326,20 @@ Allocation whole_gpu(SchedulerPolicy policy, const std::vector<SchedNode>& nodes
 
 }  // namespace
 
+std::vector<int> partition_request(const std::vector<std::vector<int>>& sms, bool per_chain) {
+  std::vector<int> flat;
+  for (const auto& c : sms) {
+    if (!per_chain) {
+      flat.insert(flat.end(), c.begin(), c.end());
+      continue;
+    }
+    int sum = 0;
+    for (int k : c) sum = (k == 0 || sum < 0) ? -1 : sum + k;
+    flat.push_back(std::max(sum, 0));
+  }
+  return flat;
+}
+
 bool chain_saturated(double full_share, bool largest_batch) { return largest_batch && full_share > 0.5; }
 
 RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& a, int total_sms,

@@ -107,6 +107,11 @@ RateBatch batch_for_rate(const std::vector<SchedNode>& nodes, const Allocation& 
 // sized for the offered rate (batch_for_rate) closes full by design and says nothing about it.
 bool chain_saturated(double full_share, bool largest_batch);
 
+// The partitions a plan of per-node SMs (by chain, then node; 0 the whole GPU) asks for: one per
+// node, or with `per_chain` one per chain, the sum of its nodes' SMs (0 if any node has the
+// whole GPU), for pipelines that run a batch's whole chain on one stream.
+std::vector<int> partition_request(const std::vector<std::vector<int>>& sms, bool per_chain);
+
 // Helpers the policies share, public for tests and the executor's re-planning.
 // The largest per-SM batch B0 that keeps Eq. 4 within the bound on n_sms SMs (0: none does).
 uint32_t max_per_sm_batch(const NfModel& m, int n_sms, const SchedParams& p);

@@ -61,7 +61,8 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
   {
     std::lock_guard<std::mutex> lk(m_);
     // The same SM split: the partitions and their streams stay, only the batches change.
-    const bool same = !lanes_.empty() && partition_sms(sms) == partition_sms(current_sms_);
+    const bool same = !lanes_.empty() &&
+                      partition_request(sms, chain_lanes_) == partition_request(current_sms_, chain_lanes_);
     kept = !same && !lanes_.empty() && partitions_kept_;
     if (same || kept) lanes = lanes_;
   }
@@ -92,22 +93,8 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
                       {"partitions_rebuilt", rebuilt}});
 }
 
-std::vector<int> GpuSharing::partition_sms(const std::vector<std::vector<int>>& sms) const {
-  std::vector<int> flat;
-  for (const auto& c : sms) {
-    if (!chain_lanes_) {
-      flat.insert(flat.end(), c.begin(), c.end());
-      continue;
-    }
-    int sum = 0;
-    for (int k : c) sum = (k == 0 || sum < 0) ? -1 : sum + k;
-    flat.push_back(std::max(sum, 0));
-  }
-  return flat;
-}
-
 GpuSharing::Lanes GpuSharing::make_lanes(const std::vector<std::vector<int>>& sms) const {
-  auto owner = std::make_shared<SmPartitions>(partition_sms(sms), info_.green_contexts, 0);
+  auto owner = std::make_shared<SmPartitions>(partition_request(sms, chain_lanes_), info_.green_contexts, 0);
   auto lane_at = [&](size_t i) {
     auto lane = std::make_shared<Lane>();
     const SmPartition& part = (*owner)[i];

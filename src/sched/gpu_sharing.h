@@ -81,9 +81,6 @@ class GpuSharing {
   void apply(const std::vector<std::vector<int>>& sms, const std::string& why,
              const std::vector<uint32_t>& batches = {});
   Lanes make_lanes(const std::vector<std::vector<int>>& sms) const;
-  // The partitions a plan asks SmPartitions for: one per node, or with chain_lanes_ one per
-  // chain (its nodes' sum; 0, the whole GPU, if any node has it).
-  std::vector<int> partition_sms(const std::vector<std::vector<int>>& sms) const;
   bool plan_gnet(const std::vector<std::vector<double>>& node_pps, double frame_bytes,
                  const std::vector<double>& full_share);
   // A trial in progress (sched/plan_trial.h): switches lanes between its arms.

@@ -338,6 +338,16 @@ TEST(Allocator, BatchForRateByHand) {
   EXPECT_NE(tight.why.find("over the bound"), std::string::npos) << tight.why;
 }
 
+// Per node, or per chain for the whole-chain pipelines: a chain's partition is its NFs' sum, and
+// the whole GPU where any of them has it (a plan trial's unco arm, a plan too small to split).
+TEST(Allocator, PartitionRequestPerNodeOrPerChain) {
+  const std::vector<std::vector<int>> plan{{8, 16, 48}, {24}, {8, 0}, {}};
+  EXPECT_EQ(partition_request(plan, false), (std::vector<int>{8, 16, 48, 24, 8, 0}));
+  EXPECT_EQ(partition_request(plan, true), (std::vector<int>{72, 24, 0, 0}));
+  // A rotation among a chain's NFs keeps its partition (no rebuild under chain lanes).
+  EXPECT_EQ(partition_request({{16, 48, 8}, {24}}, true), (std::vector<int>{72, 24}));
+}
+
 // Full batches say the source offers more only when they were the largest the chain may have:
 // a batch sized for the offered rate closes full by design (a light chain at 10 Mpps with a
 // batch of 288 fills every one), and taking the rounds' batch for it would hold each packet
