@@ -157,7 +157,6 @@ class GpuStage final : public ProcessingStage {
       if (!persistent_[c]) continue;
       if (persistent_lanes_[c]) persistent_lanes_[c]->make_current();
       persistent_[c]->start();
-      sharing_->keep_partitions();
     }
     GPUNFV_CUDA(cudaSetDevice(0));
     for (size_t c = 0; c < rc_.chains.size(); ++c)
@@ -205,7 +204,7 @@ class GpuStage final : public ProcessingStage {
   // A persistent kernel per chain that can run in one; each kernel block serves one batch in
   // flight. The primary context's preflight first: nothing may be set up beside the kernels.
   // With chain lanes a chain's kernel runs in the chain's partition, which later plans keep
-  // (GpuSharing::keep_partitions, once the kernels run).
+  // while it runs (sched/gpu_sharing.h).
   void make_persistent_chains() {
     prepare_device_for_persistent_kernels();
     persistent_.resize(rc_.chains.size());

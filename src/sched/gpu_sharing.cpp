@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "gpu/cuda_check.h"
+#include "gpu/persistent_kernel_guard.h"
 
 namespace gpunfv {
 
@@ -63,7 +64,7 @@ void GpuSharing::apply(const std::vector<std::vector<int>>& sms, const std::stri
     // The same SM split: the partitions and their streams stay, only the batches change.
     const bool same = !lanes_.empty() &&
                       partition_request(sms, chain_lanes_) == partition_request(current_sms_, chain_lanes_);
-    kept = !same && !lanes_.empty() && partitions_kept_;
+    kept = !same && !lanes_.empty() && persistent_kernel_running();
     if (same || kept) lanes = lanes_;
   }
   const bool rebuilt = lanes.empty();
@@ -224,15 +225,10 @@ void GpuSharing::observe(const std::vector<std::vector<double>>& node_pps, doubl
   {
     std::lock_guard<std::mutex> lk(m_);
     if (std::find(plan_saturated_.begin(), plan_saturated_.end(), true) == plan_saturated_.end()) return;
-    if (partitions_kept_) return;  // the trial's two arms would be the same partitions
+    if (persistent_kernel_running()) return;  // the trial's two arms would be the same partitions
     model_sms_ = current_sms_;
   }
   trial_.start(now);
-}
-
-void GpuSharing::keep_partitions() {
-  std::lock_guard<std::mutex> lk(m_);
-  partitions_kept_ = true;
 }
 
 void GpuSharing::step_trial(const std::vector<std::vector<double>>& node_pps, uint64_t now) {

@@ -13,6 +13,9 @@
 // Under gnet with a whole-chain pipeline (gpu_pipeline fused or persistent), where a batch's NFs
 // run one after another on one stream, a chain has one partition, the sum of its NFs' SMs in
 // the plan: every node of the chain gets that lane (chain_lanes()).
+// While a persistent kernel spins (gpu_pipeline: persistent, a GPU ring port's loops) a plan
+// changes the batches only, never the partitions: a context made beside the kernel could wait
+// for it for ever (gpu/persistent_kernel_guard.h).
 //
 // Errors: the constructor throws ConfigError (gnet without a usable model file) or GpuError.
 #pragma once
@@ -52,10 +55,6 @@ class GpuSharing {
   SchedulerPolicy policy() const { return policy_; }
   // One partition per chain (see above); lane(c, k) is then the same for every node k.
   bool chain_lanes() const { return chain_lanes_; }
-  // From now on a plan changes the batches only, never the partitions: a persistent kernel
-  // spins (gpu_pipeline: persistent), and a context made beside it could wait for it for ever
-  // (gpu/device_preflight.h). gnet then runs on its first plan's partitions.
-  void keep_partitions();
   // Packets per second into each node of each chain, and the mean frame size, as measured;
   // gnet re-plans when a rate moved by more than 10% since the last plan.
   // full_share: per chain, the share of batches ingress closed full in the same window (the
@@ -89,15 +88,14 @@ class GpuSharing {
   const RuntimeConfig& rc_;
   SchedulerPolicy policy_;
   bool chain_lanes_ = false;
-  bool partitions_kept_ = false;  // keep_partitions(); under m_
   SmInfo info_;
   int budget_sms_ = 0;
   std::string device_name_;
   ModelStore models_;
   mutable std::mutex m_;
   Lanes lanes_;
-  uint64_t partition_builds_ = 0;
-  nlohmann::json chain_plans_ = nlohmann::json::array();  // gnet: per chain, the last plan's batch and bound  // SmPartitions made: the first plan and each changed split
+  uint64_t partition_builds_ = 0;  // SmPartitions made: the first plan and each changed split
+  nlohmann::json chain_plans_ = nlohmann::json::array();  // gnet: per chain, the last plan's batch and bound
   std::vector<uint32_t> ingress_batch_;
   std::vector<bool> plan_saturated_;  // gnet: per chain, whether the last plan found it saturated
   std::vector<std::vector<int>> current_sms_;  // the plan applied last
